@@ -20,16 +20,14 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from harness_ext.methods.reduction.harness_names import (path_like_tasks, reads_as_file, task_list_name,
-                                                       with_max_eval_instances)
+from harness_ext.methods.reduction.harness_names import with_max_eval_instances
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
-from harness_ext.methods.reduction.lm_eval_group import (group_stem, item_task_list,  # noqa: F401 - registered here
+from harness_ext.methods.reduction.lm_eval_group import (group_stem, task_list_lines,  # noqa: F401 - registered here
                                                          write_lm_eval_yaml)
 from harness_ext.report import dumps
 from harness_ext.safe_output import comment, hocon_string, list_line, quoted
-from harness_ext.store.globs import is_glob
 
 
 def write_json(manifest: dict, out_dir: Path) -> list:
@@ -141,27 +139,34 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
 
 
 def write_task_list(manifest: dict, out_dir: Path) -> list:
-    """``<group>_tasks.txt``: one line per selected dataset, in selection order (harness task name when known), but
-    an lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`) and a name
-    ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`) or
-    match as a pattern against its own tasks (``*``, ``?``, ``[``: it would run every task it matches). For an
-    item-level manifest, the tasks of its lm-eval group as the group runs them (the names its ``--samples`` file
-    keys), never a full lm-eval task of another name; none when its tasks all run under Inspect
-    (``inspect_sample_ids.json`` names them)."""
+    """``<group>_tasks.txt``: one line per selected dataset, in selection order, for ``lm_eval --tasks``.
+
+    A dataset's line is its lm-eval tasks: those of lm-eval's own results, or those harness-ext's name table
+    (:mod:`~harness_ext.methods.reduction.harness_names`) gives a HELM scenario or a leaderboard's column (several
+    joined with commas, lm-eval's own list syntax: HELM's MATH is 7 tasks). A dataset with no known lm-eval task (a
+    leaderboard's own column, ``bench_a``) is listed by its own name, unverified: ``lm_eval --tasks`` runs whatever
+    lm-eval has of that name, and stops at a name it does not have; a line naming one of lm-eval's groups (a
+    leaderboard's ``mmlu``) runs the whole group. ``reduce`` warns of both, with counts
+    (:func:`~harness_ext.methods.reduction.lm_eval_group.task_list_warnings`).
+
+    Left out, each counted in a warning (:func:`~harness_ext.methods.reduction.lm_eval_group.task_list_lines`): an
+    lm-eval task named as a path (:func:`~harness_ext.methods.reduction.harness_names.path_like_task`), a name
+    ``lm_eval --tasks`` would load as a file (:func:`~harness_ext.methods.reduction.harness_names.reads_as_file`),
+    split at a comma that is not harness-ext's own join (a board's column ``arc_easy,piqa`` would run both of
+    lm-eval's full tasks: :func:`~harness_ext.methods.reduction.harness_names.split_by_comma`), or match as a pattern
+    against its own tasks (``*``, ``?``, ``[``: it would run every task it matches). For an item-level manifest, the
+    tasks of its lm-eval group as the group runs them (the names its ``--samples`` file keys), never a full lm-eval
+    task of another name; none when its tasks all run under Inspect (``inspect_sample_ids.json`` names them)."""
     if inspect_only(manifest):
         return []
-    if manifest.get("kind") == "items":
-        # The group's own tasks, as lm-eval runs them (a declared harness_task), the names --samples keys: a task
-        # mapped to lm-eval's full task of another name (HELM Lite's "commonsense" to openbookqa) or one lm-eval
-        # already has (HELM Lite's "mmlu") would run all of that task, --samples matching none of its documents.
-        # Those named as a file, with a comma or as a pattern are left out, as reduce's warnings say (item_task_list).
-        names = item_task_list(manifest)[0]
-    else:
-        # A task lm-eval would read as a path is left out, as from the group (reduce's warning counts them).
-        names = [task_list_name(e) for e in manifest["subset"] if not path_like_tasks(e)]
-    # So is a name lm_eval --tasks would load as a file (a path, '.yaml'), importing code beside it (warned, counted).
-    names = [list_line(n, "task name") for n in names if not reads_as_file(n)]
-    names = [n for n in names if not is_glob(n)]  # a pattern: lm_eval --tasks runs every task it matches (warned)
+    # An item manifest's lines are the group's own tasks, as lm-eval runs them (a declared harness_task), the names
+    # --samples keys: a task mapped to lm-eval's full task of another name (HELM Lite's "commonsense" to openbookqa)
+    # or one lm-eval already has (HELM Lite's "mmlu") would run all of that task, --samples matching none of its
+    # documents. Those named as a file, with a comma or as a pattern are left out, as reduce's warnings say.
+    kept, *left = task_list_lines(manifest)
+    names = [list_line(n, "task name") for n in kept]
+    for n in (n for out in left for n in out):  # a name no line can hold refuses the list, left out or not
+        list_line(n, "task name")
     path = Path(out_dir) / f"{group_stem(manifest)}_tasks.txt"
     path.write_text("\n".join(names) + "\n", encoding="utf-8")
     return [path]

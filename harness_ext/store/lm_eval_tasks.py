@@ -193,6 +193,33 @@ def shipped_group_names() -> frozenset:
     return frozenset(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
 
 
+def defines_group(path: Path, name: str) -> bool:
+    """Whether the lm-eval YAML ``path``, where lm-eval's task index found ``name`` (as a task, group or tag), has no
+    ``task: name`` line: ``name`` is then one of its groups or tags, not a task."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return re.search(rf"^\s*['\"]?task['\"]?\s*:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE) is None
+
+
+def own_lm_eval_names(names: Iterable[str]) -> tuple:
+    """Which of ``names`` lm-eval resolves by itself, as ``lm_eval --tasks`` would: ``({name: "group" or "task"},
+    looked_up)``.
+
+    From the installed lm-eval's task folder (:func:`builtin_task_index`; a group or tag is a name whose YAML defines
+    no task of it, :func:`defines_group`), ``looked_up`` True; without lm-eval, from lm-eval 0.4.13's group and tag
+    names as shipped (:func:`shipped_group_names`), ``looked_up`` False: a task of the name is then not known.
+    """
+    root = lm_eval_tasks_dir()
+    index = builtin_task_index(root) if root is not None else {}
+    shipped = shipped_group_names()
+    out = {}
+    for name in dict.fromkeys(names):
+        if name in shipped or (name in index and defines_group(index[name], name)):
+            out[name] = "group"
+        elif name in index:
+            out[name] = "task"
+    return out, root is not None
+
+
 def foreign_tasks(tasks: dict) -> dict:
     """Entries of the manifest's ``lm_eval_tasks`` for tasks whose items came from another source than lm-eval.
 

@@ -339,6 +339,14 @@ def task_list_name(entry: dict) -> str:
     return ",".join(lm_eval_task_list(entry)) or entry.get("task") or entry["name"]
 
 
+def split_by_comma(entry: dict) -> bool:
+    """Whether a subset entry's task-list line (:func:`task_list_name`) holds a comma that is not harness-ext's own
+    join of the entry's lm-eval tasks (HELM's MATH as its 7 ``minerva_math_*`` tasks): a board's column
+    ``arc_easy,piqa``, a HELM run name's arguments, or an lm-eval task named with one in its results. ``lm_eval
+    --tasks`` splits its list there and runs each part as a task of its own, all of it."""
+    return any("," in t for t in lm_eval_task_list(entry) or [task_list_name(entry)])
+
+
 def lm_eval_task_list(entry: dict) -> list:
     """The lm-eval (v0.4) tasks that run a manifest subset entry (a HELM scenario may need several); none named as a
     path (:func:`path_like_task`: such a task is left out of what ``reduce`` writes, see :func:`path_like_tasks`)."""

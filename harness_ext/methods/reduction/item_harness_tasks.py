@@ -18,6 +18,7 @@ from pathlib import Path
 from ...errors import HarnessExtError
 from ...report import listed
 from ...safe_output import harness_task_problem, quoted
+from ...store.lm_eval_tasks import defines_group as _defines_group
 from ...store.tables import table_columns
 
 _METRIC_LINE = re.compile(r"^\s*-?\s*metric:\s*['\"]?([A-Za-z0-9_]+)", re.MULTILINE)
@@ -54,13 +55,6 @@ def harness_task_metrics(path: Path) -> list:
     if more and (path.parent / more.group(1)).is_file():
         text += "\n" + (path.parent / more.group(1)).read_text(encoding="utf-8", errors="replace")
     return sorted(set(_METRIC_LINE.findall(text)))
-
-
-def _defines_group(path: Path, name: str) -> bool:
-    """Whether the lm-eval YAML ``path``, where lm-eval's task index found ``name`` (as a task, group or tag), has no
-    ``task: name`` line: ``name`` is then one of its groups or tags, not a task."""
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return re.search(rf"^\s*['\"]?task['\"]?\s*:\s*['\"]?{re.escape(name)}['\"]?\s*$", text, re.MULTILINE) is None
 
 
 def attach_harness_tasks(manifest: dict, declared: dict) -> dict:

@@ -22,7 +22,8 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
                                                        metric_label, metric_parts, path_like_tasks, reads_as_file,
-                                                       run_share)
+                                                       LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, run_share,
+                                                       split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
@@ -202,28 +203,48 @@ def items_group_tasks(manifest: dict) -> tuple:
     return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
 
 
-def item_task_list(manifest: dict) -> tuple:
-    """``(kept, as_file, with_comma, globs)``: the item group's tasks as lm-eval runs them (the names its
-    ``--samples`` file keys), those ``<group>_tasks.txt`` lists, and those it leaves out, by why: named as a file
-    (``~x``, ``x.yaml``: ``lm_eval --tasks`` loads a .yaml one, importing the code beside it), with a comma (where
-    ``lm_eval --tasks`` splits its list: ``arc_easy,piqa`` would run both of lm-eval's full tasks) or as a glob
-    pattern (it would run every task the pattern matches). The task list and its warnings both read it."""
-    runs_as = harness_names(manifest, checked=True)
-    names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+def task_list_lines(manifest: dict) -> tuple:
+    """``(kept, as_file, with_comma, globs)``: the lines ``<group>_tasks.txt`` lists, and those it leaves out, by why:
+    named as a file (``~x``, ``x.yaml``: ``lm_eval --tasks`` loads a .yaml one, importing the code beside it), with a
+    comma (where ``lm_eval --tasks`` splits its list: ``arc_easy,piqa`` would run both of lm-eval's full tasks) or as a
+    glob pattern (it would run every task the pattern matches). The task list and its warnings both read it.
+
+    An item-level manifest's lines are its group's tasks as lm-eval runs them (the names its ``--samples`` file
+    keys). A dataset-level manifest's are its subset datasets' lines (:func:`~.harness_names.task_list_name`) but
+    those whose lm-eval task is named as a path (:func:`~.harness_names.path_like_tasks`); a comma there is kept only
+    as harness-ext's own join of a dataset's several lm-eval tasks (:func:`~.harness_names.split_by_comma`)."""
+    if manifest.get("kind") == "items":
+        runs_as = harness_names(manifest, checked=True)
+        names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
+        comma = {t for t in names if "," in t}
+    else:
+        entries = [e for e in manifest["subset"] if not path_like_tasks(e)]
+        names = [task_list_name(e) for e in entries]
+        comma = {task_list_name(e) for e in entries if split_by_comma(e)}
     as_file = [t for t in names if reads_as_file(t)]
-    with_comma = [t for t in names if not reads_as_file(t) and "," in t]
-    globs = [t for t in names if not reads_as_file(t) and "," not in t and is_glob(t)]
+    with_comma = [t for t in names if not reads_as_file(t) and t in comma]
+    globs = [t for t in names if not reads_as_file(t) and t not in comma and is_glob(t)]
     left = set(as_file) | set(with_comma) | set(globs)
     return [t for t in names if t not in left], as_file, with_comma, globs
 
 
 def task_list_warnings(manifest: dict) -> list:
-    """The warnings on item tasks the task list leaves out (:func:`item_task_list`; the glob patterns'
-    :func:`~.harness_names.glob_names_warning`)."""
+    """The warnings on the lines the task list leaves out (:func:`task_list_lines`; the glob patterns'
+    :func:`~.harness_names.glob_names_warning`); for a dataset-level manifest, those with a comma (the names read as
+    files and the patterns are :func:`~.harness_names.no_equivalent_warnings`'), and what the list names that is not
+    known to be lm-eval's (:func:`_unverified_names_warnings`)."""
     if inspect_only(manifest):
         return []
-    _, as_file, with_comma, globs = item_task_list(manifest)
-    n, out = len(manifest["subset"]), []
+    _, as_file, with_comma, globs = task_list_lines(manifest)
+    n, out = len(manifest.get("tasks") or manifest["subset"]), []
+    if manifest.get("kind") != "items":
+        if with_comma:
+            one = len(with_comma) == 1
+            out.append(f"{len(with_comma)} of the {n} subset datasets {'is' if one else 'are'} named with a comma "
+                       f"({', '.join(map(quoted, with_comma[:6]))}{' ...' if len(with_comma) > 6 else ''}), where "
+                       "lm_eval --tasks splits its list (each part it would run as its own task, all of it), so the "
+                       f"task list leaves {'it' if one else 'them'} out; the manifest keeps {'it' if one else 'them'}")
+        return out + _unverified_names_warnings(manifest)
     for left, why in ((as_file, "named as a path or a YAML file, which lm_eval --tasks reads as a file (a .yaml one "
                        "it loads, importing the code beside it)"),
                       (with_comma, "named with a comma, where lm_eval --tasks splits its list (each part it would "
@@ -233,6 +254,53 @@ def task_list_warnings(manifest: dict) -> list:
                        f"({', '.join(map(quoted, left[:6]))}{' ...' if len(left) > 6 else ''}), so the task list "
                        "leaves {0} out; the lm-eval group and the manifest keep {0}".format("it" if len(left) == 1 else "them"))
     return out + ([glob_names_warning(globs, n)] if globs else [])
+
+
+def _unverified_names_warnings(manifest: dict) -> list:
+    """``reduce``'s warnings on a dataset-level task list's lines that are not known to be lm-eval's own names for
+    what was measured: a subset dataset without a known lm-eval task (a leaderboard's column, a HELM scenario without
+    an equivalent) is listed by its own name, unverified; a line naming one of lm-eval's own groups for a dataset
+    that did not come from lm-eval results (a leaderboard's ``mmlu``) runs that whole group."""
+    from harness_ext.store.lm_eval_tasks import own_lm_eval_names
+
+    kept = set(task_list_lines(manifest)[0])
+    subset = [e for e in manifest["subset"] if task_list_name(e) in kept and not path_like_tasks(e)]
+    own = [e for e in subset if not lm_eval_task_list(e)]
+    # lm-eval's own results name lm-eval's tasks, and a benchmark known to have run lm-eval's tasks under titles of its
+    # own (the Open LLM Leaderboard v2's) is mapped to them: a group there is the group that was run.
+    other = [e for e in subset if e.get("benchmark") not in ("lm_eval", *OWN_TASK_BENCHMARKS)
+             and e.get("harness") != LM_EVAL_HARNESS]
+    if not other and not own:
+        return []
+    found, looked_up = own_lm_eval_names(p for e in other + own for p in task_list_name(e).split(","))
+    out, n = [], len(manifest["subset"])
+    if own:
+        names = [task_list_name(e) for e in own]
+        has = [t for t in dict.fromkeys(names) if t in found]
+        lacks = [t for t in dict.fromkeys(names) if t not in found]
+        # A dataset listed by its task (HELM's helm-summarize group "accuracy" for XSUM) is shown with its name.
+        shown = [quoted(t) if t == e["name"] else f"{quoted(e['name'])} as {quoted(t)}" for e, t in zip(own, names)]
+        one = len(own) == 1
+        where = ", ".join(sorted({str(e.get("benchmark") or "other") for e in own}))
+        out.append(f"the task list names {len(own)} of the {n} subset datasets as lm-eval tasks by the "
+                   f"name{' it has' if one else 's they have'} in {where}'s results "
+                   f"({', '.join(shown[:6])}{' ...' if len(names) > 6 else ''}), unverified: no lm-eval "
+                   f"task is known to measure {'it' if one else 'them'}. lm_eval --tasks runs lm-eval's own task or group of such a name, "
+                   "whatever the results measured under it"
+                   + (f" ({len(has)} of them: {', '.join(map(quoted, has[:6]))})" if has else "")
+                   + (f", and stops at a name it does not have ({len(lacks)}: {', '.join(map(quoted, lacks[:6]))}"
+                      f"{' ...' if len(lacks) > 6 else ''})" if looked_up and lacks else
+                      "" if looked_up else " (lm-eval is not installed: only its 0.4.13 group names were checked)")
+                   + "; check each line against the results' own definition before running the list")
+    groups = [p for e in other for p in task_list_name(e).split(",") if found.get(p) == "group"]
+    if groups:
+        one = len(groups) == 1
+        out.append(f"{len(groups)} line{'' if one else 's'} of the task list name{'s' if one else ''} lm-eval's own "
+                   f"group{'' if one else 's'} ({', '.join(map(quoted, groups[:6]))}{' ...' if len(groups) > 6 else ''}) "
+                   "for subset datasets that did not come from lm-eval results: lm_eval --tasks runs a group whole, "
+                   "every task in it" + (" (lm-eval's mmlu: its 57 subjects)" if "mmlu" in groups else "")
+                   + ", which is the dataset only if the results measured that whole group")
+    return out
 
 
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:

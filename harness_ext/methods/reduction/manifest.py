@@ -223,6 +223,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     selector, similarity, predictor and weighting asked for."""
     from .harness_names import no_equivalent_warnings, population_task_warnings, unknown_metric_warnings
     from .helm_run_args import refused_helm_warnings
+    from .lm_eval_group import task_list_warnings
 
     from .predict_links import column_links
 
@@ -246,6 +247,8 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
         "warnings": reduction_warnings(df, r, near) + no_equivalent_warnings(subset) + refused_helm_warnings(subset)
         + population_task_warnings(subset) + unknown_metric_warnings(subset),
     }
+    # The task list's lines split at a foreign comma (left out) and those not known to be lm-eval's (said, counted).
+    manifest["warnings"] += task_list_warnings(manifest)
     m, d = r.facts.X.shape
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": r.facts.columns,
