@@ -297,8 +297,8 @@ def _unverified_names_warnings(manifest: dict) -> list:
         one = len(groups) == 1
         out.append(f"{len(groups)} line{'' if one else 's'} of the task list name{'s' if one else ''} lm-eval's own "
                    f"group{'' if one else 's'} ({', '.join(map(quoted, groups[:6]))}{' ...' if len(groups) > 6 else ''}) "
-                   "for subset datasets that did not come from lm-eval results: lm_eval --tasks runs a group whole, "
-                   "every task in it" + (" (lm-eval's mmlu: its 57 subjects)" if "mmlu" in groups else "")
+                   f"for {'a subset dataset that' if one else 'subset datasets that'} did not come from lm-eval "
+                   "results: lm_eval --tasks runs a group whole, every task in it" + (" (lm-eval's mmlu: its 57 subjects)" if "mmlu" in groups else "")
                    + ", which is the dataset only if the results measured that whole group")
     return out
 
