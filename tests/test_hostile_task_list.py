@@ -126,3 +126,21 @@ def test_reduce_on_a_board_says_what_its_task_list_names(tmp_path, capsys):
     own = [n for n in subset if n.startswith("bench_") or n == "winogrande"]
     assert f"the task list names {len(own)} of the 7 subset datasets as lm-eval tasks by the names they have" in err
     assert ("mmlu" not in subset) or "lm-eval's own group (\"mmlu\")" in err
+
+
+def test_a_dataset_only_helm_runs_is_left_out_of_the_task_list_not_listed_by_its_helm_group(tmp_path):
+    """XSUM from HELM results has no lm-eval task: its ``task`` is helm-summarize's group (``accuracy``), which the
+    task list once listed (twice, with NarrativeQA). The lm-eval YAML lists it as a comment; the task list leaves it
+    out, and the no-equivalent warning says so."""
+    from harness_ext.methods.reduction.harness_names import no_equivalent_warnings
+    from harness_ext.methods.reduction.lm_eval_group import task_list_lines, task_list_warnings
+    from harness_ext.plugins.manifest_writers import write_task_list
+
+    helm = [{"name": n, "benchmark": "helm_core_scenarios", "task": "accuracy"} for n in ("XSUM", "BoolQ", "NarrativeQA")]
+    m = _subset(*helm)
+    assert task_list_lines(m)[0] == ["boolq"]
+    [path] = write_task_list(m, tmp_path)
+    assert path.read_text().splitlines() == ["boolq"]
+    assert not [w for w in task_list_warnings(m) if "accuracy" in w]
+    [said] = [w for w in no_equivalent_warnings(m["subset"]) if "no lm-eval task" in w]
+    assert "(XSUM, NarrativeQA)" in said and "the task list leaves them out" in said

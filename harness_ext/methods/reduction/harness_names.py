@@ -339,6 +339,13 @@ def task_list_name(entry: dict) -> str:
     return ",".join(lm_eval_task_list(entry)) or entry.get("task") or entry["name"]
 
 
+def helm_only(entry: dict) -> bool:
+    """Whether a subset entry is a dataset HELM runs (a run entry is known) and lm-eval has no task for: the lm-eval
+    YAML lists it as a comment and the task list leaves it out (its ``task`` is helm-summarize's group, such as
+    ``accuracy``, no lm-eval name)."""
+    return not lm_eval_task_list(entry) and not path_like_tasks(entry) and bool(helm_description_list(entry))
+
+
 def split_by_comma(entry: dict) -> bool:
     """Whether a subset entry's task-list line (:func:`task_list_name`) holds a comma that is not harness-ext's own
     join of the entry's lm-eval tasks (HELM's MATH as its 7 ``minerva_math_*`` tasks): a board's column
@@ -577,14 +584,15 @@ def no_equivalent_warnings(subset: list) -> list:
     neither = set(no_lm) & set(no_helm)
     both_missing = [n for n in no_lm if n in neither]
     no_lm, no_helm = [n for n in no_lm if n not in neither], [n for n in no_helm if n not in neither]
-    for missing, harness, fname in ((both_missing, "lm-eval task or HELM run entry", "lm-eval YAML and the HELM conf list"),
-                                    (no_lm, "lm-eval task", "lm-eval YAML lists"),
-                                    (no_helm, "HELM run entry", "HELM conf lists")):
+    for missing, harness, fname in (
+            (both_missing, "lm-eval task or HELM run entry", "lm-eval YAML and the HELM conf list them as comments"),
+            (no_lm, "lm-eval task", "lm-eval YAML lists them as comments and the task list leaves them out"),
+            (no_helm, "HELM run entry", "HELM conf lists them as comments")):
         if missing:
             notes = [equivalent(n).note for n in missing if equivalent(n) and equivalent(n).note]
             out.append(f"no {harness} is known for {len(missing)} of the {len(subset)} subset datasets "
-                       f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname} them as "
-                       "comments; run them in their own harness" + (f" ({'; '.join(notes[:2])})" if notes else ""))
+                       f"({', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}): the {fname}; run them in their own "
+                       "harness" + (f" ({'; '.join(notes[:2])})" if notes else ""))
     return out
 
 

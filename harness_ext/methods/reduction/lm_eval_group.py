@@ -23,7 +23,7 @@ from pathlib import Path
 from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
                                                        metric_label, metric_parts, path_like_tasks, reads_as_file,
                                                        LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, run_share,
-                                                       split_by_comma, task_list_name)
+                                                       helm_only, split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
@@ -211,14 +211,16 @@ def task_list_lines(manifest: dict) -> tuple:
 
     An item-level manifest's lines are its group's tasks as lm-eval runs them (the names its ``--samples`` file
     keys). A dataset-level manifest's are its subset datasets' lines (:func:`~.harness_names.task_list_name`) but
-    those whose lm-eval task is named as a path (:func:`~.harness_names.path_like_tasks`); a comma there is kept only
+    those whose lm-eval task is named as a path (:func:`~.harness_names.path_like_tasks`) and those only HELM runs
+    (:func:`~.harness_names.helm_only`, warned by :func:`~.harness_names.no_equivalent_warnings`); a comma there is kept only
     as harness-ext's own join of a dataset's several lm-eval tasks (:func:`~.harness_names.split_by_comma`)."""
     if manifest.get("kind") == "items":
         runs_as = harness_names(manifest, checked=True)
         names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
         comma = {t for t in names if "," in t}
     else:
-        entries = [e for e in manifest["subset"] if not path_like_tasks(e)]
+        # A dataset only HELM runs (XSUM) is left out, as from the group: its line would be helm-summarize's group.
+        entries = [e for e in manifest["subset"] if not path_like_tasks(e) and not helm_only(e)]
         names = [task_list_name(e) for e in entries]
         comma = {task_list_name(e) for e in entries if split_by_comma(e)}
     as_file = [t for t in names if reads_as_file(t)]
@@ -264,7 +266,7 @@ def _unverified_names_warnings(manifest: dict) -> list:
     from harness_ext.store.lm_eval_tasks import own_lm_eval_names
 
     kept = set(task_list_lines(manifest)[0])
-    subset = [e for e in manifest["subset"] if task_list_name(e) in kept and not path_like_tasks(e)]
+    subset = [e for e in manifest["subset"] if task_list_name(e) in kept and not path_like_tasks(e) and not helm_only(e)]
     own = [e for e in subset if not lm_eval_task_list(e)]
     # lm-eval's own results name lm-eval's tasks, and a benchmark known to have run lm-eval's tasks under titles of its
     # own (the Open LLM Leaderboard v2's) is mapped to them: a group there is the group that was run.
