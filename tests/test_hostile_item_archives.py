@@ -69,3 +69,20 @@ def test_a_file_refused_whole_is_still_skipped(tmp_path, capsys):
     (folder / "popularity.json").write_text(json.dumps(doc))
     text, _ = _ingest(tmp_path, folder, capsys)
     assert "is not an integer or text" in text  # the item reader's reason, with the file named
+
+
+def test_a_helm_instance_id_that_is_no_text_is_refused_naming_the_entry(tmp_path, capsys):
+    """HELM writes ``"id123"``; a null, list, mapping or float id was hashed into an item number without a word."""
+    from harness_ext.adapters.helm_instances import read_run_instances
+    from harness_ext.errors import IngestError
+    import pytest
+
+    for bad in (None, [1, 2], {"a": 1}, 1.5, True):
+        run = tmp_path / f"r{len(list(tmp_path.iterdir()))}"
+        shutil.copytree(RUN, run)
+        doc = json.loads((run / "per_instance_stats.json").read_text())
+        doc[2]["instance_id"] = bad
+        (run / "per_instance_stats.json").write_text(json.dumps(doc))
+        with pytest.raises(IngestError, match=r"entry 2: instance_id .* is not text or a whole number"):
+            read_run_instances(run)
+    assert len(read_run_instances(RUN).frame) == 40  # the real run as before
