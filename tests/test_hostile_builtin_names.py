@@ -87,3 +87,15 @@ def test_one_that_cannot_be_rebuilt_runs_lm_evals_own_task_and_says_so(tmp_path)
     assert got["origin"] == "lm_eval" and got["other_data"][0] == ("json", None)
     m = attach_lm_eval_tasks({"subset": [{"name": TASK, "benchmark": "lm_eval", "task": TASK}], "warnings": []}, db)
     assert any("the group runs lm-eval's own task of that name, on other documents" in w for w in m["warnings"])
+
+
+def test_a_local_task_named_as_an_lm_eval_group_or_tag_is_other_data():
+    """lm-eval's ``mmlu`` is a group of 57 subjects and ``ai2_arc`` a tag: named alone, lm-eval ran all of them."""
+    local = {"dataset_path": "json", "dataset_kwargs": {"data_files": "x.jsonl"}}
+    assert other_data_than_builtin("mmlu", local) == (("json", None), None)
+    assert other_data_than_builtin("ai2_arc", local) == (("json", None), None)
+    assert other_data_than_builtin("mmlu", {"dataset_path": "cais/mmlu"}) is None
+    from harness_ext.methods.reduction.manifest import other_data_warnings
+
+    [w] = other_data_warnings({"mmlu": {"origin": "results", "other_data": (("json", None), None)}})
+    assert "\"mmlu\" (json, where lm-eval's is a group or tag of its own tasks)" in w

@@ -228,18 +228,22 @@ LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas",
 
 
 def other_data_than_builtin(task: str, config: dict) -> Optional[tuple]:
-    """``(recorded, built in)`` datasets (``(dataset_path, dataset_name)``) when the results' configuration of
-    ``task`` ran local files (a ``json``/``csv``/... builder, ``data_files``) where lm-eval's own task of that name
-    reads a Hub dataset: a population's own task named ``arc_easy``. Else None: the same data, or a Hub dataset the
-    Hub has since renamed (of the 1,188 recorded configurations of built-in tasks in the shared real data, 1,085 name
+    """``(recorded, built in)`` datasets (``(dataset_path, dataset_name)``; built in None for a group or tag of that
+    name) when the results' configuration of ``task``, a name lm-eval has, ran local files (a ``json``/``csv``/...
+    builder, ``data_files``, a path) where lm-eval's own task reads a Hub dataset, or lm-eval's name is a group or
+    tag: a population's own task named ``arc_easy`` or ``mmlu``. Else None: the same data, or a Hub dataset the Hub
+    has since renamed (of the 1,188 recorded configurations of built-in tasks in the shared real data, 1,085 name
     the Hub repository otherwise, ``glue`` for ``nyu-mll/glue``, ``hails/mmlu_no_train`` for ``cais/mmlu``)."""
-    builtin = builtin_dataset(task)
-    if builtin is None or not isinstance(config, dict) or str(builtin[0]) in LOCAL_BUILDERS:
+    if not isinstance(config, dict):
         return None
     kwargs = config.get("dataset_kwargs") if isinstance(config.get("dataset_kwargs"), dict) else {}
     path = config.get("dataset_path")
-    local = str(path) in LOCAL_BUILDERS or "data_files" in kwargs or str(path).startswith(("/", ".", "~"))
-    return ((path, config.get("dataset_name")), builtin) if local else None
+    if not (str(path) in LOCAL_BUILDERS or "data_files" in kwargs or str(path).startswith(("/", ".", "~"))):
+        return None
+    builtin = builtin_dataset(task)
+    if builtin is not None and str(builtin[0]) in LOCAL_BUILDERS:
+        return None  # lm-eval's own task reads local files too: nothing tells them apart
+    return (path, config.get("dataset_name")), builtin
 
 
 def shipped_group_names() -> frozenset:

@@ -1,6 +1,6 @@
 """A live lm-eval population whose task names are hostile (those lm-eval itself accepts), for the live run.
 
-python live_pop.py ROOT: writes ROOT/tasks (stand-in tasks, renamed), ROOT/population (8 stand-in models' lm-eval
+python live_pop.py ROOT [NAMES]: writes ROOT/tasks (stand-in tasks, renamed), ROOT/population (8 stand-in models' lm-eval
 results and samples, written by lm-eval's own simple_evaluate, tests/lm_eval_standin.py)."""
 import json, sys
 from pathlib import Path
@@ -15,8 +15,9 @@ HOSTILE = ["{{ 7*7 }}", "key: value", "${HOME}", "&a [*a,*a]", "!function evil.f
            "include", "plain_one"]
 
 
-def main(root):
+def main(root, names=None):
     root = Path(root)
+    HOSTILE = names.split(",") if names else globals()["HOSTILE"]
     names = S.write_tasks(root / "tasks", n_tasks=len(HOSTILE), n_items=40)
     for old, new in zip(names, HOSTILE):
         p = root / "tasks" / f"{old}.yaml"
@@ -27,4 +28,4 @@ def main(root):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:3])  # ROOT [comma-separated task names]

@@ -564,9 +564,10 @@ def other_data_warnings(found: dict) -> list:
     from ...safe_output import quoted
 
     def shown(t, e):
-        (path, name), (bpath, bname) = e["other_data"]
-        return (f"{quoted(t)} ({path}{' ' + str(name) if name else ''}, where lm-eval's reads {bpath}"
-                f"{' ' + str(bname) if bname else ''})")
+        (path, name), builtin = e["other_data"]
+        theirs = ("is a group or tag of its own tasks" if builtin is None else
+                  f"reads {builtin[0]}{' ' + str(builtin[1]) if builtin[1] else ''}")
+        return f"{quoted(t)} ({path}{' ' + str(name) if name else ''}, where lm-eval's {theirs})"
 
     out = []
     for origin, what in (("results", "the folder defines it from the results files, which lm-eval 0.4.13 runs in "
