@@ -7,6 +7,7 @@ module only reads the instances. Kept apart from the run and table adapters so e
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from pathlib import Path
@@ -121,7 +122,10 @@ def _instance_values(doc: list, metric: str, split: str, splits: Optional[dict],
             raise IngestError(path, f"entry {i} has no instance_id")
         if block.get("perturbation") is not None:
             continue  # robustness and fairness variants, left out as in stats.json
-        iid, st = str(block["instance_id"]), block.get("stats")
+        raw = block["instance_id"]
+        if isinstance(raw, bool) or not isinstance(raw, (str, int)):  # HELM writes "id123": no text to number
+            raise IngestError(path, f"entry {i}: instance_id {json.dumps(raw)[:40]} is not text or a whole number")
+        iid, st = str(raw), block.get("stats")
         key = (iid, str(block.get("train_trial_index")))
         if isinstance(st, dict):  # display_predictions.json: {name: mean}; the split from instances.json
             v = st.get(metric)

@@ -38,9 +38,8 @@ def run(args) -> int:
 
     log = logging.getLogger("harness_ext.cli.ingest")
     if not args.quiet:
-        for f in report.by_status("skipped"):
-            if not f.quiet:  # a file known to hold no results (MTEB's model_meta.json): counted, not warned about
-                log.warning(f"skipped {f.path}: {f.reason}")
+        for line in report.skipped_lines():  # a file known to hold no results (MTEB's model_meta.json): counted only
+            log.warning(line)
         for f in report.files:  # a conflict says "this file": name it (a folder's files all print here)
             for c in f.conflicts[:CONFLICT_LINES]:
                 log.warning(f"conflict in {f.path}: {c.text(f.path)}")

@@ -238,10 +238,19 @@ class IngestReport:
             lines = lines[:limit] + [f"... and {len(lines) - limit} more notes (harness-ext ingest --json lists them all)"]
         return lines
 
+    def skipped_lines(self) -> list:
+        """``skipped PATH: reason`` per skipped file (but one its adapter knows holds no results). A file read for its
+        results and for its item scores (an Inspect log, a HELM run) whose item scores were refused keeps its stored
+        results, so its line says what was skipped: ``skipped the item scores of PATH (its results were stored)``."""
+        stored = {f.path for f in self.files if f.status in ("ingested", "unchanged")}
+        return [f"skipped the item scores of {f.path} (its results were stored): {f.reason}"
+                if f.adapter == ITEMS_ADAPTER and f.path in stored else f"skipped {f.path}: {f.reason}"
+                for f in self.by_status("skipped") if not f.quiet]
+
     def warning_lines(self) -> list:
         """What ``harness-ext ingest`` logs as warnings: each skipped file (but one its adapter knows holds no
         results) with its reason, each conflicting value naming its file, then the readers' notes."""
-        return ([f"skipped {f.path}: {f.reason}" for f in self.by_status("skipped") if not f.quiet]
+        return (self.skipped_lines()
                 + [f"conflict in {f.path}: {c.text(f.path)}" for f in self.files for c in f.conflicts]
                 + self.note_lines())
 

@@ -184,6 +184,68 @@ def builtin_task_index(root: Optional[Path] = None) -> dict:
 
 
 @lru_cache(maxsize=1)
+def _load_tag_blind(text: str):
+    """A YAML document read by the safe loader with any tag (``!function``) read as null: only the plain keys of
+    lm-eval's own task files are read."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    return yaml.load(text, Loader=Loader)
+
+
+@lru_cache(maxsize=256)
+def builtin_dataset(task: str, root: Optional[Path] = None) -> Optional[tuple]:
+    """``(dataset_path, dataset_name)`` of lm-eval's own task ``task`` as its YAML (and the files it includes, from
+    its own folder) gives them; None when lm-eval lacks the task, ``task`` names a group or tag, or a file cannot be
+    read."""
+    root = root or lm_eval_tasks_dir()
+    path = builtin_task_index(root).get(task) if root is not None else None
+    if path is None:
+        return None
+    merged: dict = {}
+    for _ in range(6):  # lm-eval's own include chains are one or two files deep
+        try:
+            doc = _load_tag_blind(path.read_text(encoding="utf-8", errors="replace"))
+        except Exception:  # noqa: BLE001 - lm-eval's own file, read only to compare its dataset
+            return None
+        if not isinstance(doc, dict):
+            return None
+        merged = {**doc, **merged}  # the including file's keys win, as lm-eval merges them
+        inc = doc.get("include")
+        if not isinstance(inc, str) or "/" in inc or "\\" in inc or ".." in inc:
+            break
+        path = path.parent / inc
+    if merged.get("task") != task or "dataset_path" not in merged:
+        return None
+    return merged.get("dataset_path"), merged.get("dataset_name")
+
+
+#: Hugging Face ``datasets`` builders that read local files (``dataset_kwargs.data_files``) rather than a Hub dataset.
+LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas", "imagefolder", "audiofolder"})
+
+
+def other_data_than_builtin(task: str, config: dict) -> Optional[tuple]:
+    """``(recorded, built in)`` datasets (``(dataset_path, dataset_name)``; built in None for a group or tag of that
+    name) when the results' configuration of ``task``, a name lm-eval has, ran local files (a ``json``/``csv``/...
+    builder, ``data_files``, a path) where lm-eval's own task reads a Hub dataset, or lm-eval's name is a group or
+    tag: a population's own task named ``arc_easy`` or ``mmlu``. Else None: the same data, or a Hub dataset the Hub
+    has since renamed (of the 1,188 recorded configurations of built-in tasks in the shared real data, 1,085 name
+    the Hub repository otherwise, ``glue`` for ``nyu-mll/glue``, ``hails/mmlu_no_train`` for ``cais/mmlu``)."""
+    if not isinstance(config, dict):
+        return None
+    kwargs = config.get("dataset_kwargs") if isinstance(config.get("dataset_kwargs"), dict) else {}
+    path = config.get("dataset_path")
+    if not (str(path) in LOCAL_BUILDERS or "data_files" in kwargs or str(path).startswith(("/", ".", "~"))):
+        return None
+    builtin = builtin_dataset(task)
+    if builtin is not None and str(builtin[0]) in LOCAL_BUILDERS:
+        return None  # lm-eval's own task reads local files too: nothing tells them apart
+    return (path, config.get("dataset_name")), builtin
+
+
 def shipped_group_names() -> frozenset:
     """lm-eval's own group and tag names as harness-ext ships them (``harness_ext/data/lm_eval_groups.txt``, from
     lm-eval 0.4.13), for when lm-eval is not installed."""
@@ -314,10 +376,15 @@ def resolve_tasks(tasks: Iterable[str], store=None, local_data: Iterable = ()) -
     kept = stored_configs(store, tasks) if store is not None else {}
     out = {}
     for t in tasks:
-        if t in builtin:
+        k = kept.get(t)
+        other = other_data_than_builtin(t, k["config"]) if t in builtin and k is not None else None
+        if t in builtin and other is None:
             out[t] = {"origin": "lm_eval", "path": builtin[t].relative_to(root).as_posix()}
             continue
-        k = kept.get(t)
+        if other is not None and serialised_functions(k["config"]):
+            # Its own definition cannot be rebuilt: lm-eval's task of the name runs, on other data (warned).
+            out[t] = {"origin": "lm_eval", "path": builtin[t].relative_to(root).as_posix(), "other_data": other}
+            continue
         if k is None:
             why = "the ingested results files did not record its configuration (lm-eval v0.3 or an edited file)"
             out[t] = {"origin": "unknown", "reason": why + ("" if root else "; lm-eval is not installed, so it "
@@ -333,6 +400,8 @@ def resolve_tasks(tasks: Iterable[str], store=None, local_data: Iterable = ()) -
             continue
         config, dropped = safe_task_config(k["config"], None, local_data)
         out[t] = {"origin": "results", "source": k["source"], "config_source": k["config_source"], "config": config}
+        if other is not None:  # the folder's definition of this name takes the place of lm-eval's own (warned)
+            out[t]["other_data"] = other
         if dropped:
             out[t]["dropped"] = dropped
         if local_data:

@@ -550,6 +550,7 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
     note = dropped_summary({t: e["dropped"] for t, e in found.items() if e.get("dropped")})
     if note:
         manifest["warnings"].append(note)
+    manifest["warnings"] += other_data_warnings(found)
     unknown = [t for t, e in found.items() if e["origin"] == "unknown"]
     if unknown:
         manifest["warnings"].append(
@@ -558,6 +559,33 @@ def attach_lm_eval_tasks(manifest: dict, db=None, local_data=()) -> dict:
             + (" ..." if len(unknown) > 5 else "") + "; the reduced folder needs their YAML files before "
             "'lm_eval --include_path' can run it (the group YAML says which)")
     return manifest
+
+
+def other_data_warnings(found: dict) -> list:
+    """``reduce``'s warnings on subset tasks named as lm-eval's own tasks that the population ran on local files
+    (:func:`harness_ext.store.lm_eval_tasks.other_data_than_builtin`): the name alone would run lm-eval's task."""
+    from ...safe_output import quoted
+
+    def shown(t, e):
+        (path, name), builtin = e["other_data"]
+        theirs = ("is a group or tag of its own tasks" if builtin is None else
+                  f"reads {builtin[0]}{' ' + str(builtin[1]) if builtin[1] else ''}")
+        return f"{quoted(t)} ({path}{' ' + str(name) if name else ''}, where lm-eval's {theirs})"
+
+    out = []
+    for origin, what in (("results", "the folder defines it from the results files, which lm-eval 0.4.13 runs in "
+                                     "place of its own, logging that the folder's task overrides it (an lm-eval "
+                                     "that keeps its own task would run other documents than the population's: "
+                                     "check that line of its log, or rename the task)"),
+                         ("lm_eval", "their definitions cannot be rebuilt from the results (Python functions), so "
+                                     "the group runs lm-eval's own task of that name, on other documents than the "
+                                     "population's: add the task's own YAML to the folder, or rename the task")):
+        tasks = [(t, e) for t, e in found.items() if e.get("other_data") and e.get("origin") == origin]
+        if tasks:
+            out.append(f"{len(tasks)} subset task{'s are' if len(tasks) != 1 else ' is'} named as lm-eval's own but "
+                       f"the population ran {'them' if len(tasks) != 1 else 'it'} on local files: "
+                       f"{'; '.join(shown(t, e) for t, e in tasks[:5])}{' ...' if len(tasks) > 5 else ''}; {what}")
+    return out
 
 
 def write_outputs(manifest: dict, out_dir, formats) -> list:

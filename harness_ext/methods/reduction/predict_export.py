@@ -181,12 +181,17 @@ def lm_eval_results_doc(pred, manifest: dict, model: str, manifest_path) -> dict
 
 #: Longest file stem made from a model or group name (file systems allow 255 bytes per name).
 MAX_STEM = 120
+#: Names Windows reserves for devices, whatever their extension (``con.json`` is the console).
+WINDOWS_DEVICES = frozenset({"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                             *(f"LPT{i}" for i in range(1, 10))})
 
 
 def _safe(name: str) -> str:
     """A file stem from ``name``: safe characters only, and a long name cut with a hash of the whole
     so that two long names stay apart."""
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("._") or "model"
+    if stem.split(".")[0].upper() in WINDOWS_DEVICES:  # con.json opens the console on Windows, not a file
+        stem = f"{stem}_"
     if len(stem) > MAX_STEM:
         import hashlib
 
