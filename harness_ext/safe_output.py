@@ -146,6 +146,49 @@ def short_name(name, limit: int = 80) -> str:
     return name if len(name) <= limit else name[: limit - 3] + "..."
 
 
+# A spreadsheet program runs a cell starting with one of these as a formula (OWASP, "CSV Injection"): a model named
+# '=HYPERLINK("http://x")' in a result file would be a live link in predictions.csv opened in Excel.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value):
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    try:
+        float(value)  # "-0.5", "+3" are numbers written as text, no formula
+        return value
+    except ValueError:
+        return "'" + value
+
+
+def spreadsheet_safe(frame):
+    """A copy of the DataFrame ``frame`` whose text cells, index labels and column names starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return (and not a number) begin with an apostrophe, as OWASP advises against
+    CSV injection: names come from third-party result files, and a spreadsheet program runs such a cell as a
+    formula. Every CSV harness-ext writes goes through it (:func:`csv_text`); JSON keeps the names as they are."""
+    import pandas as pd
+
+    texty = pd.api.types.is_string_dtype  # object and str columns (pandas 3 infers str for text)
+
+    def labels(index):
+        if isinstance(index, pd.MultiIndex):
+            return index.set_levels([lv.map(_cell) if texty(lv) else lv for lv in index.levels],
+                                    verify_integrity=False)
+        return index.map(_cell) if texty(index) else index
+
+    out = frame.copy()
+    for i in [i for i, dt in enumerate(out.dtypes) if texty(dt)]:
+        out.isetitem(i, out.iloc[:, i].map(_cell))
+    out.index, out.columns = labels(out.index), labels(out.columns)
+    return out
+
+
+def csv_text(frame, path_or_buf=None, **kwargs):
+    """``frame.to_csv(path_or_buf, **kwargs)`` of :func:`spreadsheet_safe`'s copy: the one way harness-ext writes
+    a CSV."""
+    return spreadsheet_safe(frame).to_csv(path_or_buf, **kwargs)
+
+
 def yaml_text(doc) -> str:
     """``doc`` as YAML through ``yaml.safe_dump``, checked to load back equal.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..safe_output import write_file
+from ..safe_output import csv_text, write_file
 
 
 def read_features(path, columns):
@@ -91,10 +91,10 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     tables = res.tables()
-    write_file(out / "curves.csv", tables["curves"].to_csv(index=False))
-    write_file(out / "auc.csv", tables["auc"].to_csv())
-    write_file(out / "kstar.csv", tables["kstar"].to_csv(index=False))
-    write_file(out / "significance.csv", tables["significance"].to_csv(index=False))
+    write_file(out / "curves.csv", csv_text(tables["curves"], index=False))
+    write_file(out / "auc.csv", csv_text(tables["auc"]))
+    write_file(out / "kstar.csv", csv_text(tables["kstar"], index=False))
+    write_file(out / "significance.csv", csv_text(tables["significance"], index=False))
     png = res.plot(out / "compare_curves.png")
     print(f"\nwrote {png} and curves.csv, auc.csv, kstar.csv, significance.csv (all selectors vs the best) to {out}")
     return 0

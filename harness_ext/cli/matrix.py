@@ -35,7 +35,9 @@ class PerformanceMatrix(Result):
         return {"matrix": self.frame}
 
     def render(self) -> str:
-        return self.frame.to_csv(float_format="%.4f").rstrip("\n")
+        from ..safe_output import csv_text
+
+        return csv_text(self.frame, float_format="%.4f").rstrip("\n")
 
     def plot(self, path=None):
         """Heatmap of the matrix, models x datasets; missing cells white. The path when ``path`` is given."""
@@ -86,7 +88,7 @@ class PerformanceMatrix(Result):
 
 def run(args) -> int:
     from ..errors import HarnessExtError
-    from ..safe_output import write_file
+    from ..safe_output import csv_text, write_file
     from .options import matrix_from_args
     from .output import emit
 
@@ -108,7 +110,7 @@ def run(args) -> int:
                 raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
         else:
             try:
-                write_file(out, df.to_csv())
+                write_file(out, csv_text(df))
             except OSError as exc:
                 raise HarnessExtError(f"cannot write {out}: {exc.strerror or exc}") from exc
         print(f"wrote {df.shape[0]} models x {df.shape[1]} datasets to {out}")

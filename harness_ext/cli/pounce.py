@@ -11,7 +11,7 @@ import logging
 from typing import Optional
 
 from ..errors import HarnessExtError
-from ..safe_output import write_file
+from ..safe_output import csv_text, write_file
 
 logger = logging.getLogger(__name__)
 
@@ -134,8 +134,8 @@ def _regression(args, df, out):
                               noise_sigmas=_floats(args.noise), n_splits=args.folds, random_state=args.seed,
                               n_repeats=args.splits, progress=True)
     res = replace(res, paper=paper_key(args))
-    write_file(out / "mse_curves.csv", res.curves.to_csv())
-    write_file(out / "auc_mse.csv", res.auc.to_csv())
+    write_file(out / "mse_curves.csv", csv_text(res.curves))
+    write_file(out / "auc_mse.csv", csv_text(res.auc))
     return res, [out / "mse_curves.csv", out / "auc_mse.csv", res.plot(out / "mse_curves.png")]
 
 
@@ -156,7 +156,7 @@ def _completion(args, df, out):
     res = evaluate_completion(df.to_numpy(dtype=float), preds, _floats(args.hidden_ratios), n_repeats=args.repeats,
                               level=args.level, random_state=args.seed, groups=groups,
                               raw_units=args.normalise == "none", progress=True)
-    write_file(out / "completion.csv", res.long.to_csv(index=False))
+    write_file(out / "completion.csv", csv_text(res.long, index=False))
     return res, [out / "completion.csv", res.plot(out / "completion_rmse.png")]
 
 
@@ -166,7 +166,7 @@ def _active(args, df, out):
     est = _predictor(args.active_predictor, random_state=args.seed, column_groups=column_groups(df), **_gibbs(args))
     res = evaluate_active(df.to_numpy(dtype=float), est, name=args.active_predictor, step=args.active_step,
                           n_steps=args.active_steps, n_repeats=args.repeats, random_state=args.seed, progress=True)
-    write_file(out / "active.csv", res.long.to_csv(index=False))
+    write_file(out / "active.csv", csv_text(res.long, index=False))
     return res, [out / "active.csv", res.plot(out / "active.png")]
 
 
@@ -184,5 +184,5 @@ def _tensor(args, df, out):
         raise _Skipped(f"the tensor analysis needs several metrics per dataset; the selection has {metrics}")
     res = evaluate_tensor(T, metrics, _floats(args.tensor_ratios), n_repeats=args.repeats, random_state=args.seed,
                           n_samples=args.n_samples, progress=True)
-    write_file(out / "tensor.csv", res.long.to_csv(index=False))
+    write_file(out / "tensor.csv", csv_text(res.long, index=False))
     return res, [out / "tensor.csv"]

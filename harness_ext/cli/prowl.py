@@ -8,7 +8,7 @@ the :class:`~harness_ext.methods.prowl.ProwlReport` and writes its tables and Fi
 from __future__ import annotations
 
 from ..errors import HarnessExtError
-from ..safe_output import write_file
+from ..safe_output import csv_text, write_file
 
 
 def prowl_matrix(args):
@@ -56,8 +56,8 @@ def run(args) -> int:
         logging.getLogger("harness_ext.prowl").warning("%s", note)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    write_file(out / "prowl_table.csv", report.table.to_csv())
-    write_file(out / "prowl_curves.csv", report.curves().to_csv(index=False))
+    write_file(out / "prowl_table.csv", csv_text(report.table))
+    write_file(out / "prowl_curves.csv", csv_text(report.curves(), index=False))
     png = report.plot(out / "prowl_coverage.png")
     print(f"wrote {out / 'prowl_table.csv'}, {out / 'prowl_curves.csv'}, {png}")
     return _failed(report)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from ..safe_output import write_file
+from ..safe_output import csv_text, write_file
 
 log = logging.getLogger(__name__)
 
@@ -39,14 +39,14 @@ def run(args) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "stalk_counts.csv"]
-    write_file(written[0], report.to_frame().to_csv())
+    write_file(written[0], csv_text(report.to_frame()))
     for axis, res in report.items():
         # Model pairs grow quadratically (838 Pythia runs: 350k pairs, ~90 MB); compress big tables. gzip's
         # fastest level: the default (9) doubled the write (Open LLM v2's 4,494 models: 10M pairs, minutes) for
         # a file 15% smaller.
         big = len(res.pairs) > 100_000
         p = out / f"stalk_{axis[:-1]}_pairs{'.csv.gz' if big else '.csv'}"
-        write_file(p, lambda tmp: res.pairs.to_csv(tmp, index=False, float_format="%.6g", compression={
+        write_file(p, lambda tmp: csv_text(res.pairs, tmp, index=False, float_format="%.6g", compression={
             "method": "gzip", "compresslevel": 1} if big else None))
         written.append(p)
     written.append(report.plot(out / "stalk_heatmap.png"))

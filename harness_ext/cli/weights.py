@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import HarnessExtError, MethodError
 from ..report import Result, dumps, one_glyph_note, plural
-from ..safe_output import write_file
+from ..safe_output import csv_text, write_file
 from .output import emit, show_part
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,7 @@ def _write(name: str, result, out: Path, top: int) -> list:
     tables = result.tables()
     for filename, key in csvs.items():
         if tables.get(key) is not None:
-            write_file(out / filename, tables[key].to_csv())
+            write_file(out / filename, csv_text(tables[key]))
     sizes = {"top": top, "top10": min(top, 10)}
     drawn = [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
     return [p for p in drawn if p is not None]  # None: the result says why it has no plot

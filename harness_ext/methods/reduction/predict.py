@@ -185,12 +185,12 @@ class PredictionResult(Result):
         :meth:`plot` (``predict --out DIR`` writes it as ``prediction.png``). ``reduce``'s result has the same
         ``write(out)``, for the manifest and the harness files.
         """
-        from ...safe_output import write_files
+        from ...safe_output import csv_text, write_files
 
         json_name, table_name, aggregate_name = self.FILES
         # CSV floats as stored (no rounding): these files are the numbers, the printed table is their summary.
-        return write_files(out, {json_name: self.to_json(), table_name: self.table.to_csv(index=False),
-                                 aggregate_name: self.aggregate.to_csv(index=False)})
+        return write_files(out, {json_name: self.to_json(), table_name: csv_text(self.table, index=False),
+                                 aggregate_name: csv_text(self.aggregate, index=False)})
 
     def plot(self, path=None, model=None):
         """Each predicted dataset with its interval, observed ones marked; the full-benchmark score.
