@@ -358,11 +358,18 @@ def main(argv=None) -> int:
     ap.add_argument("--source-fractions", nargs="*", type=float, default=[1.0],
                     help="shares of each seed's sources to fit on (at least 20 models; targets unchanged): the error "
                          "against the population's size; a share below 1 is reported as its own protocol")
+    ap.add_argument("--items-dir", type=Path, metavar="DIR",
+                    help="read the item tables from DIR/<source>/<task>.parquet instead of the shared data's items "
+                         "folder (a table the constants were not chosen on, e.g. tests/fixtures/items_unseen)")
     ap.add_argument("--per-draw", type=Path, metavar="CSV",
                     help="also write one row per table, protocol, items, design, seed and estimator (the draw's "
                          "mean |error| in points over its targets, coverage, median width, number of targets) to CSV")
     args = ap.parse_args(argv)
     args.draws = [] if args.per_draw else None
+    global ITEMS
+    if args.items_dir is not None:
+        # The loaders below read the module's folder, so pointing it elsewhere is the whole option.
+        ITEMS = args.items_dir
     if not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
         return 0
