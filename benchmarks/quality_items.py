@@ -12,7 +12,9 @@ Run::
                                                        # the targets the strongest on the whole benchmark
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
-correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models).
+correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--items-dir DIR`` reads
+``DIR/<source>/<task>.parquet`` instead: ``tests/fixtures/items_unseen`` holds a real table the estimators' constants
+were not chosen on (EvalPlus HumanEval+, 49 models x 164 problems).
 
 Protocol (Zhang, Dorner and Hardt 2025, §5; their ``main.py``): for each seed,
 
