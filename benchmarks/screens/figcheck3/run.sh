@@ -39,9 +39,9 @@ for step in "$@"; do
     inspect)  # needs inspect-ai (pip install inspect-ai) in the same environment
       run $step $PY benchmarks/inspect_loop.py --new 20 ;;
     bench_matrix)
-      run $step $PY benchmarks/bench_matrix.py --pipeline-only ;;
+      run $step $PY benchmarks/bench_matrix.py --pipeline-only --pipeline-models 1000 ;;  # not run in this pass
     fsel)
-      run $step $PY benchmarks/quality_frontier_selection.py --random-splits 3 --random-subsets 30 --json $OUT/$step.json ;;
+      run $step $PY benchmarks/quality_frontier_selection.py --random-splits 3 --random-subsets 30 --json $OUT/$step.json ;;  # not run in this pass
     *) echo "unknown step $step" >&2; exit 2 ;;
   esac
 done
