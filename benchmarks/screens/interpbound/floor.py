@@ -59,7 +59,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     dumps = {}
     for path in args.load:
-        dumps.update(json.loads(path.read_text()))
+        for t, acc in json.loads(path.read_text()).items():
+            for k, v in acc.items():
+                dumps.setdefault(t, {}).setdefault(k, []).extend(v)
     print("table | label | mean |err| (pts) | / best baseline")
     avg = {}
     for t, base_acc in dumps.items():

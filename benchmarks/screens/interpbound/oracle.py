@@ -186,13 +186,16 @@ def main(argv=None) -> int:
     ap.add_argument("--lto-rank", type=int, default=8)
     ap.add_argument("--lto-irt-rank", type=int, default=4, help="0: skip the 2PL without the target (the slow part)")
     ap.add_argument("--dump", type=Path, help="also write every table's per-seed figures to this JSON file")
-    ap.add_argument("--load", nargs="*", type=Path, help="report the JSON files of earlier runs (tables merged)")
+    ap.add_argument("--load", nargs="*", type=Path,
+                    help="report the JSON files of earlier runs (tables merged, a table's seeds joined across files)")
     ap.add_argument("--floor-rank", type=int, default=4)
     args = ap.parse_args(argv)
     if args.load:
         res = {}
-        for path in args.load:
-            res.update(json.loads(path.read_text()))
+        for path in args.load:  # a table in several files (runs of other seeds): its seeds joined
+            for t, acc in json.loads(path.read_text()).items():
+                for k, v in acc.items():
+                    res.setdefault(t, {}).setdefault(k, []).extend(v)
         report(res)
         return 0
     tables = args.tables or sorted(str(p.relative_to(q.ITEMS).with_suffix("")) for p in q.ITEMS.glob("*/*.parquet"))
