@@ -31,19 +31,24 @@ def test_a_declared_harness_task_named_as_a_yaml_file_is_refused():
     assert "loads a name ending in .yaml as a file" in harness_task_problem("evil.yaml")
 
 
-@pytest.mark.slow
-def test_the_task_list_leaves_out_dataset_names_read_as_files(tmp_path, capsys):
+def _reduce_board(tmp_path, capsys, cols, budget):
+    """A 30-model board of random scores with columns ``cols`` ingested and reduced to ``budget`` datasets:
+    ``(reduce's stderr, the subset's names, the reduced folder)``."""
     rng = random.Random(0)
-    cols = HOSTILE[:5] + [f"bench{i}" for i in range(6)]
     rows = ["model," + ",".join(f'"{c}"' for c in cols)]
     rows += [f"m{m}," + ",".join(f"{rng.uniform(20, 80):.2f}" for _ in cols) for m in range(30)]
     (tmp_path / "board.csv").write_text("\n".join(rows) + "\n")
     db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
     assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "board.csv")]) == 0
     capsys.readouterr()
-    assert main(["reduce", "--db", str(db), "--budget", "10", "--no-plot", "--out", str(out)]) == 0
+    assert main(["reduce", "--db", str(db), "--budget", str(budget), "--no-plot", "--out", str(out)]) == 0
     err = capsys.readouterr().err
-    subset = [e["name"] for e in json.loads((out / "manifest.json").read_text())["subset"]]
+    return err, [e["name"] for e in json.loads((out / "manifest.json").read_text())["subset"]], out
+
+
+@pytest.mark.slow
+def test_the_task_list_leaves_out_dataset_names_read_as_files(tmp_path, capsys):
+    err, subset, out = _reduce_board(tmp_path, capsys, HOSTILE[:5] + [f"bench{i}" for i in range(6)], 10)
     hostile = [n for n in subset if reads_as_file(n)]
     assert len(hostile) >= 4 and f"{len(hostile)} of the 10 subset datasets are named as a path or a YAML file" in err
     assert (out / "harness_ext_reduced_tasks.txt").read_text().splitlines() == [n for n in subset if n not in hostile]
@@ -109,17 +114,8 @@ def test_lm_eval_s_own_results_get_no_unverified_warning():
 
 @pytest.mark.slow
 def test_reduce_on_a_board_says_what_its_task_list_names(tmp_path, capsys):
-    rng = random.Random(0)
     cols = ["mmlu", "arc_easy,piqa", "hellaswag", "gsm8k", "bench_a", "bench_b", "winogrande", "bench_c"]
-    rows = ["model," + ",".join(f'"{c}"' for c in cols)]
-    rows += [f"m{m}," + ",".join(f"{rng.uniform(20, 80):.2f}" for _ in cols) for m in range(30)]
-    (tmp_path / "board.csv").write_text("\n".join(rows) + "\n")
-    db, out = tmp_path / "s.duckdb", tmp_path / "reduced"
-    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "board.csv")]) == 0
-    capsys.readouterr()
-    assert main(["reduce", "--db", str(db), "--budget", "7", "--no-plot", "--out", str(out)]) == 0
-    err = capsys.readouterr().err
-    subset = [e["name"] for e in json.loads((out / "manifest.json").read_text())["subset"]]
+    err, subset, out = _reduce_board(tmp_path, capsys, cols, 7)
     listed = (out / "harness_ext_reduced_tasks.txt").read_text().splitlines()
     assert "arc_easy,piqa" not in listed and len(listed) == len(subset) - ("arc_easy,piqa" in subset)
     assert ("arc_easy,piqa" not in subset) or 'is named with a comma ("arc_easy,piqa")' in err
