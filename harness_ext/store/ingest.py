@@ -170,7 +170,7 @@ class _IngestRun:
         accounted for (unchanged, skipped, or kept for after the results)."""
         from harness_ext.adapters.lighteval_details import details_kind
 
-        from .item_tables import item_table_spec
+        from .item_table_read import item_table_spec
         from .samples import is_samples_file
 
         report, forced = self.report, self.forced
