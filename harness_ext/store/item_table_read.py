@@ -1,9 +1,9 @@
-"""Reading an item-response table file (Parquet, CSV or TSV, long or wide) into an
-:class:`~harness_ext.store.item_format.ItemTable`.
+"""Reading an item-response table file (Parquet, CSV or TSV; long or wide): its scores, item ids and names.
 
-Recognising a table by its header or its sidecar and reading its scores, ids and names needs no store;
-:mod:`harness_ext.store.item_tables` stores what this reads, and ``reduce``/``predict`` read item tables here without
-storing them. A change to what it reads from a file raises :data:`REVISION`.
+The reader gives an :class:`~harness_ext.store.item_format.ItemTable`. Recognising a table by its header or its
+sidecar and reading it needs no store: :mod:`harness_ext.store.item_tables` stores what this reads, and
+``reduce``/``predict`` read item tables here without storing them. A change to what it reads from a file raises
+:data:`REVISION`.
 
 Layouts (Parquet, CSV or TSV):
 
