@@ -74,9 +74,10 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from harness_ext.adapters.helm_run_names import RunName, parse_run_name
+from harness_ext.adapters.helm_run_names import (DEFAULT_ARGS, MODEL_ARGS, SAMPLE_ARGS, SHOT_ARGS,  # noqa: F401
+                                                 RunName, parse_run_name)
 from harness_ext.adapters.helm_schemas import JURY_METRICS, PROJECT_MAIN_METRICS
-from harness_ext.adapters.helm_tables import can_handle_table, read_table
+from harness_ext.adapters.helm_tables import NON_ACCURACY_TABLES, can_handle_table, read_table  # noqa: F401
 from harness_ext.benchmarks import MMLU_BENCHMARK, MMLU_METRIC, chance_baseline
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl

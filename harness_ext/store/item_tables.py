@@ -39,7 +39,9 @@ from ..types import check_name
 from .ingest_files import EDITED_KEPT_REASON, ITEMS_ADAPTER, KEPT_REASON, FileReport, replaced_note
 from .item_format import ItemTable
 from .item_ids import assign_numbers, ensure_map
-from .item_table_read import REVISION, is_item_table, read_item_table  # noqa: F401
+from .item_table_read import (ITEM_COLUMNS, MAX_BYTES, MODEL_COLUMNS, OPTIONAL_COLUMNS, REVISION,  # noqa: F401
+                              SCORE_COLUMNS, SUFFIXES, delimiter_of, header_of, is_item_table, item_spec,
+                              item_table_spec, long_layout, read_item_table)
 from .tables import table_columns
 
 def ingest_walked(store, files: list, tables: list, runs: list, details: Optional[list] = None,
