@@ -1,4 +1,4 @@
-"""The per-record checks of :func:`harness_ext.store.ingest.read_source`, a field at a time.
+"""The per-record checks of :func:`harness_ext.store.ingest_sources.read_source`, a field at a time.
 
 Records a built-in adapter yields pass :meth:`~harness_ext.types.ResultRecord.validate` unchanged; these
 checks tell so in a few C-level passes over each field, without a Python step per record. The metadata
@@ -77,8 +77,8 @@ def _check_text_of(src: SourceFile, records) -> None:
     validation.
 
     A lone surrogate in a parsed string comes only from a ``\\ud800``-``\\udfff`` escape in the text (strict
-    UTF-8 decoding never makes one), so :func:`harness_ext.store.ingest.read_source` calls this only for a source
-    that may hold one: not for one whose meaning is its bytes alone
+    UTF-8 decoding never makes one), so :func:`harness_ext.store.ingest_sources.read_source` calls this only for a
+    source that may hold one: not for one whose meaning is its bytes alone
     (:func:`~harness_ext.store.ingest_read._bytes_alone`) when they hold no such escape
     (:func:`_may_hold_surrogates`). An adapter that reads other files as well (MTEB's ``model_meta.json``) is
     covered by the store, which writes each source of a refused batch alone and skips the one it refuses.

@@ -124,7 +124,7 @@ class ItemTable:
 
 
 def table_sha(digest, spec: dict, harness, references_kept: bool) -> str:
-    """An item table's content hash (:func:`harness_ext.store.item_tables.read_item_table`): its bytes' ``digest``
+    """An item table's content hash (:func:`harness_ext.store.item_table_read.read_item_table`): its bytes' ``digest``
     (hashlib), its ``items:`` block, its ``harness_tasks`` and the reading option that changes what it stores."""
     digest.update(f"\0items={sorted(spec.items())}".encode())  # the same digest as of the bytes and the block
     if references_kept:  # reference rows kept as models (--keep-reference-rows): another reading of the same bytes

@@ -21,7 +21,7 @@ from typing import Optional
 READERS = {
     "lm_eval_samples": "harness_ext.store.samples (REVISION)",
     "eee_samples": "harness_ext.store.samples (EEE_REVISION)",
-    "item_table": "harness_ext.store.item_tables",
+    "item_table": "harness_ext.store.item_table_read",
     "helm_instances": "harness_ext.adapters.helm_instances",
     "inspect_items": "harness_ext.adapters.inspect_items",
     "lighteval_details": "harness_ext.adapters.lighteval_details",

@@ -10,7 +10,7 @@ module makes that score from the new model's runs, so that ``predict`` reads the
 measurement, not as the other harness's.
 
 A run matches an entry when its scenario is the entry's and its arguments, less those that name the model, the
-shots or the number of instances (:data:`harness_ext.adapters.helm.MODEL_ARGS`, ``SHOT_ARGS``,
+shots or the number of instances (:data:`harness_ext.adapters.helm_run_names.MODEL_ARGS`, ``SHOT_ARGS``,
 ``SAMPLE_ARGS``), are the entry's, or the entry's plus the ``method`` the run-spec function writes into the name
 (HELM Classic's TruthfulQA run is ``truthful_qa:task=mc_single,method=multiple_choice_joint``). A run of an
 ablation (``groups=ablation_prompts``, ``instructions=expert``) is another measurement and never matches.

@@ -100,7 +100,7 @@ def item_log_files(paths) -> tuple:
     (:func:`harness_ext.adapters.inspect_items.is_log_file`) and lighteval details by name
     (:func:`harness_ext.adapters.lighteval_details.is_details_file`) into ``logs``, HELM runs as the folders of their per-instance files
     that hold ``run_spec.json``, item-response tables as ``ingest`` finds them
-    (:func:`harness_ext.store.item_tables.item_table_spec`: long by the header, or declared by a sidecar) into
+    (:func:`harness_ext.store.item_table_read.item_table_spec`: long by the header, or declared by a sidecar) into
     ``tables``, ``(path, the sidecar's items block or None)``. Runs are sorted, the others in walk order; ``n_files``:
     the files looked at. A path that does not exist, a file given that is no per-item log, or a table's broken
     sidecar raises one clear error naming it.
@@ -139,9 +139,9 @@ def item_log_files(paths) -> tuple:
 
 def _table_spec(path: Path) -> Optional[dict]:
     """An item-response table's sidecar ``items:`` block ({} for a long table without one), or None for any other
-    file: the test ``ingest`` makes (:func:`harness_ext.store.item_tables.item_table_spec`)."""
+    file: the test ``ingest`` makes (:func:`harness_ext.store.item_table_read.item_table_spec`)."""
     from ...errors import IngestError
-    from ...store.item_tables import SUFFIXES, item_table_spec
+    from ...store.item_table_read import SUFFIXES, item_table_spec
     from ...types import SourceFile
 
     if path.suffix not in SUFFIXES:

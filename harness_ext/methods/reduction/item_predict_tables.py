@@ -1,7 +1,7 @@
 """``predict`` from new models' item-response tables: the tables ``ingest`` reads, of one model or of several.
 
 An evaluation stack that exports per-item correctness (a long table ``model, item, score``, or a wide one declared by
-its ``<file>.meta.yaml``) is read by the store's own reader (:func:`harness_ext.store.item_tables.read_item_table`),
+its ``<file>.meta.yaml``) is read by the store's own reader (:func:`harness_ext.store.item_table_read.read_item_table`),
 so a table gives ``predict`` the task, item, metric and score that ``ingest`` would store of it. Its items are then
 matched to the manifest's as a log's are: by task name, item id and metric, never by position in the file
 (:func:`table_numbers`). A table of several models (checkpoints run on the drawn items) gives each model its own
@@ -43,7 +43,7 @@ def read_item_tables(tables: list) -> tuple:
         For a table that cannot be read, naming it and the reason.
     """
     from ...errors import IngestError
-    from ...store.item_tables import read_item_table
+    from ...store.item_table_read import read_item_table
 
     frames, sources, notes = [], {}, []
     for path, spec in tables:
