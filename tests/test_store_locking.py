@@ -107,3 +107,30 @@ def test_a_read_of_a_store_in_memory_says_it_is_empty(tmp_path):
     out = subprocess.run([sys.executable, "-m", "harness_ext", "reduce", "--db", ":memory:"], capture_output=True,
                          text=True, cwd=tmp_path)
     assert out.returncode != 0 and "no store at :memory:" in out.stderr and "corrupt" not in out.stderr
+
+
+def test_a_store_another_process_is_creating_is_waited_for_not_refused_as_empty(tmp_path):
+    """Two ingests started at once: one has created the file, DuckDB has not yet written its header, and the other
+    finds an empty file. It reads the file again for a moment before refusing it."""
+    import shutil
+    import threading
+
+    made = tmp_path / "made.duckdb"
+    Store.open(made).close()
+    db = tmp_path / "s.duckdb"
+    db.write_bytes(b"")
+    timer = threading.Timer(0.3, lambda: shutil.copyfile(made, db))
+    timer.start()
+    try:
+        Store.open(db).close()
+    finally:
+        timer.join()
+
+
+def test_an_empty_file_that_stays_empty_is_still_refused(tmp_path):
+    from harness_ext.errors import StoreError
+
+    db = tmp_path / "empty.duckdb"
+    db.write_bytes(b"")
+    with pytest.raises(StoreError, match="an empty file"):
+        Store.open(db)

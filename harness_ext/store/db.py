@@ -70,15 +70,33 @@ def check_store_file(p: Path) -> None:
         raise StoreError(f"{NOT_A_STORE}: {p} (a directory; --db names the store file)")
     if not stat.S_ISREG(st.st_mode):
         raise StoreError(f"{NOT_A_STORE}: {p} (not a regular file)")
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(12)
-    except OSError as exc:
-        raise StoreError(f"{NOT_A_STORE}: {p} ({exc.strerror or exc})") from None
+    head = _store_header(p)
     if head[8:12] != _DUCKDB_MAGIC:
         what = "an empty file" if not head else "not a DuckDB file"
         raise StoreError(f"{NOT_A_STORE}: {p} ({what}; --db must name a harness-ext store or a path that does not "
                          "exist yet)")
+
+
+#: How long a file shorter than DuckDB's header is watched before it is refused: another process that has just
+#: created the store has the file before DuckDB has written its header (two ingests started at once).
+_HEADER_WAIT_S = 2.0
+
+
+def _store_header(p: Path) -> bytes:
+    """The first 12 bytes of ``p``; a shorter file is read again for up to :data:`_HEADER_WAIT_S` seconds, in case
+    another process is creating the store."""
+    import time
+
+    deadline = time.monotonic() + _HEADER_WAIT_S
+    while True:
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(12)
+        except OSError as exc:
+            raise StoreError(f"{NOT_A_STORE}: {p} ({exc.strerror or exc})") from None
+        if len(head) >= 12 or time.monotonic() >= deadline:
+            return head
+        time.sleep(0.05)
 
 
 #: The size of a DuckDB file that holds nothing yet (its header blocks); any table makes it larger or writes a WAL.
