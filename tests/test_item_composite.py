@@ -136,3 +136,17 @@ def test_the_variance_function_falls_back_on_the_targets_own_variances():
     own = np.array([0.01, 0.02])
     assert np.array_equal(gvf_variance(None, [0.3, 0.6], own), own)
     assert np.allclose(gvf_variance((0.0, 0.01), [0.5, 1.0], own), [0.0025, 0.02])  # p = 1: no variance, its own
+
+
+def test_crosstask_smooths_the_design_variance_its_weight_reads():
+    from harness_ext.methods.engine.item_composite import gvf_variance
+
+    source, target = _benchmark(60, seed=3), _benchmark(20, seed=4)
+    items = [random_items(S.shape[1], 30, 100 * k + 7) for k, S in enumerate(source)]
+    fit_o, pred_o = list(zip(source[1:], items[1:])), [T[:, it] for T, it in zip(target[1:], items[1:])]
+    est = CrossTask().fit(source[0], items[0], others=fit_o)
+    assert est.gvf_ is not None and est.gvf_[1] > 0
+    a = est.design_.predict(target[0][:, items[0]], others=pred_o)
+    ratio = gvf_variance(est.gvf_, a.estimate, a.se ** 2) / a.se ** 2
+    assert 0.6 <= np.median(ratio) <= 1.6  # the function follows the targets' own variances, without their noise
+    assert CrossTask(smooth_variance=False).fit(source[0], items[0], others=fit_o).gvf_ is None
