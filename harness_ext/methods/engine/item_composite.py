@@ -14,12 +14,18 @@
   conformal quantile of those factors. Held-out source models are the calibration set, so the scale is
   nominal for models like the sources and leaves the other components (the design-based part, the
   allowance for the range's edge) as they are.
+* :func:`fit_gvf`, :func:`gvf_variance`: a generalised variance function (Wolter 2007, ch. 7), the design
+  variance as a smooth function of the design estimate, ``v = b0 + b1 p (1 - p)``, fitted across the held-out
+  source models. A target's own design variance from 50 answers is itself noisy; a composite weight chosen with
+  it goes to the design part where that variance came out small by chance, and those targets' intervals
+  under-cover (Fay and Herriot 1979 smoothed their direct variances for the same reason).
 
 References
 ----------
 Huber (1964), "Robust estimation of a location parameter", Ann. Math. Statist. 35 (clipping at a
 multiple of the scale). Lei et al. (2018), "Distribution-free predictive inference for regression", JASA
-113, §2.2 (split conformal). Fay and Herriot (1979), JASA 74 (composite estimation).
+113, §2.2 (split conformal). Fay and Herriot (1979), JASA 74 (composite estimation). Wolter (2007),
+"Introduction to Variance Estimation", 2nd ed., ch. 7 (generalised variance functions).
 """
 
 from __future__ import annotations
@@ -80,3 +86,42 @@ def coverage_scale(resid, scaled, cross, fixed, level: float = 0.9, z: float | N
         root = np.where(A > 0, (-B + np.sqrt(disc)) / (2.0 * A), np.where(B > 0, -C / B, np.inf))
     k = np.where(C >= 0, 0.0, np.minimum(root, cap))
     return float(conformal_quantile(k, level))
+
+
+#: Fewer held-out models than this: no variance function (:func:`fit_gvf` returns None, each target keeps its own).
+MIN_GVF_MODELS = 10
+
+
+def fit_gvf(a, v) -> tuple | None:
+    """``(b0, b1)`` of the variance function ``v = b0 + b1 p (1 - p)``, ``p`` the design estimate ``a`` in [0, 1].
+
+    Least squares over the models (the held-out source models' design estimates ``a`` and variances ``v``), both
+    coefficients kept non-negative: with a negative intercept the line through the origin, with a negative slope
+    the mean variance. For a proportion from ``n`` sampled items the variance is about ``p (1 - p) / n`` times
+    a design effect (Wolter 2007, §7.2); the intercept keeps what a working model leaves at the extremes. None
+    with fewer than :data:`MIN_GVF_MODELS` finite pairs.
+    """
+    a, v = np.asarray(a, dtype=float), np.asarray(v, dtype=float)
+    ok = np.isfinite(a) & np.isfinite(v)
+    if ok.sum() < MIN_GVF_MODELS:
+        return None
+    p = np.clip(a[ok], 0.0, 1.0)
+    x, y = p * (1.0 - p), v[ok]
+    if np.ptp(x) > 0:
+        b1, b0 = np.polyfit(x, y, 1)
+        if b0 < 0 and b1 > 0:
+            b0, b1 = 0.0, float(np.sum(x * y) / np.sum(x * x))
+        if b1 > 0:
+            return float(b0), float(b1)
+    return float(y.mean()), 0.0
+
+
+def gvf_variance(coef: tuple | None, a, own) -> np.ndarray:
+    """The smoothed design variance of targets with design estimates ``a`` (:func:`fit_gvf`'s ``coef``); their own
+    variances ``own`` where there is no function (``coef`` None) or it gives no positive variance."""
+    own = np.asarray(own, dtype=float)
+    if coef is None:
+        return own
+    p = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
+    v = coef[0] + coef[1] * p * (1.0 - p)
+    return np.where(v > 0, v, own)

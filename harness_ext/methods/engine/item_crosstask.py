@@ -58,7 +58,7 @@ import numpy as np
 
 from .item_agreement import AGREEMENT_THRESHOLD, agreement_estimate, row_means, sources_agreement
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
-from .item_composite import clipped_gap, coverage_scale
+from .item_composite import clipped_gap, coverage_scale, fit_gvf, gvf_variance
 from .item_factor import StackedLearn
 from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 from .item_working import choose_working, item_loadings, logistic_working
@@ -325,11 +325,12 @@ class CrossTask(_ItemEstimator):
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
                  floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
                  variance_scales: tuple = (0.0, 1.0), gap_clips: tuple = (1.0, 2.0, np.inf),
-                 frontier_share: float = 0.3, calibrate: bool = True):
+                 frontier_share: float = 0.3, calibrate: bool = True, smooth_variance: bool = True):
         super().__init__(level=level)
         self.gap_clips = gap_clips
         self.frontier_share = frontier_share
         self.calibrate = calibrate
+        self.smooth_variance = smooth_variance
         self.edge_slope = edge_slope
         self.alpha = alpha
         self.n_folds = n_folds
@@ -346,10 +347,13 @@ class CrossTask(_ItemEstimator):
         # A regression across models needs models to learn from: with fewer than ``min_models`` the
         # estimate is the design-based one alone (``learn_`` is None).
         self.learn_, self.error_correlation_, self.variance_scale_ = None, 0.0, 1.0
-        self.gap_clip_, self.interval_scale_ = np.inf, 1.0
+        self.gap_clip_, self.interval_scale_, self.gvf_ = np.inf, 1.0, None
         if self.source_.shape[0] >= self.min_models:
             self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
             held = self._held_out_errors(others)
+            # the weight reads a smoothed design variance (item_composite.fit_gvf); the interval keeps the target's own
+            self.gvf_ = fit_gvf(held["a"], held["sd_a"] ** 2) if self.smooth_variance else None
+            held["v_s"] = gvf_variance(self.gvf_, held["a"], held["sd_a"] ** 2)
             inside = {k: v[~held["frontier"]] for k, v in held.items()}  # the interleaved folds' models
             self.error_correlation_ = self._cross_validated_correlation(inside)
             self.variance_scale_, self.gap_clip_ = self._cross_validated_choice(held)
@@ -483,7 +487,7 @@ class CrossTask(_ItemEstimator):
         best = (np.inf, 1.0, np.inf)
         for lam in self.variance_scales:
             for clip in self.gap_clips:
-                w = self._scaled_weight(held["sd_a"] ** 2, held["a"], held["v_m"], lam, (held["lo"], held["hi"]),
+                w = self._scaled_weight(held["v_s"], held["a"], held["v_m"], lam, (held["lo"], held["hi"]),
                                         m=held["m"], clip=clip)
                 err = np.abs(w * held["e_m"] + (1 - w) * held["e_a"])
                 score = float(np.mean([err[g].mean() for g in groups]))
@@ -539,7 +543,8 @@ class CrossTask(_ItemEstimator):
             return a
         m = self.learn_.predict(Y, others=others).estimate
         v_m = self.learn_.error_variance(Y)
-        w = self._scaled_weight(a.se ** 2, a.estimate, v_m, self.variance_scale_, m=m)
+        v_s = gvf_variance(self.gvf_, a.estimate, a.se ** 2)
+        w = self._scaled_weight(v_s, a.estimate, v_m, self.variance_scale_, m=m)
         self.weight_ = w  # the regression's share, per target (for reports)
         local = local_loo_mse(self.learn_.loo_residuals_, self.source_.mean(axis=1), m)
         est, centre, scaled, cross, fixed = self._interval_parts(a.estimate, a.lower, a.upper, a.se, m, v_m, local, w)
@@ -598,7 +603,7 @@ class CrossTask(_ItemEstimator):
         if held["e_m"].size < 10:
             return 1.0
         bounds = (held["lo"], held["hi"])
-        w = self._scaled_weight(held["sd_a"] ** 2, held["a"], held["v_m"], self.variance_scale_, bounds, m=held["m"])
+        w = self._scaled_weight(held["v_s"], held["a"], held["v_m"], self.variance_scale_, bounds, m=held["m"])
         _, centre, scaled, cross, fixed = self._interval_parts(
             held["a"], held["al"], held["au"], held["sd_a"], held["m"], held["v_m"], held["local"], w, bounds)
         return coverage_scale(held["truth"] - centre, scaled, cross, fixed, self.level, _z(self.level))
