@@ -165,7 +165,8 @@ def test_a_metric_lm_eval_does_not_log_is_said(tmp_path, capsys):
 def test_a_group_or_tag_of_a_task_yaml_is_told_from_its_tasks(tmp_path):
     """At reduce, a name the installed lm-eval indexes is a task only where a YAML says ``task: NAME``: a group
     (``group: NAME``) or a tag (a ``tag:`` list) of a later lm-eval than the shipped list is refused there."""
-    from harness_ext.methods.reduction.item_harness_tasks import _defines_group, harness_task_metrics
+    from harness_ext.methods.reduction.item_harness_tasks import harness_task_metrics
+    from harness_ext.store.lm_eval_tasks import defines_group as _defines_group
 
     (tmp_path / "_t_yaml").write_text("metric_list:\n  - metric: acc_norm\n")
     (tmp_path / "g.yaml").write_text("group: new_group\ntask:\n  - new_task\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 from ...errors import HarnessExtError
 from ...report import listed
 from ...safe_output import harness_task_problem, quoted
-from ...store.lm_eval_tasks import defines_group as _defines_group
+from ...store.lm_eval_tasks import defines_group
 from ...store.tables import table_columns
 
 _METRIC_LINE = re.compile(r"^\s*-?\s*metric:\s*['\"]?([A-Za-z0-9_]+)", re.MULTILINE)
@@ -91,7 +91,7 @@ def attach_harness_tasks(manifest: dict, declared: dict) -> dict:
                                                          "lm-eval does not have: add its task YAML to the folder")
             warnings.append(f"{task}: {by} to be lm-eval's {harness}, a task the installed lm-eval does not have; "
                             "the group lists it, so add its YAML to the folder")
-        elif _defines_group(index[harness], harness):  # a group of a later lm-eval than the shipped list
+        elif defines_group(index[harness], harness):  # a group of a later lm-eval than the shipped list
             raise HarnessExtError(f"{task} is declared ({by}) to be lm-eval's {harness}, a group of tasks in the "
                                   f"installed lm-eval ({index[harness].relative_to(root).as_posix()}): --samples lists "
                                   "each task's documents, so a table task can be one lm-eval task only; split the "

@@ -219,8 +219,7 @@ def task_list_lines(manifest: dict) -> tuple:
         names = [runs_as[t] for t in items_group_tasks(manifest)[0]]
         comma = {t for t in names if "," in t}
     else:
-        # A dataset only HELM runs (XSUM) is left out, as from the group: its line would be helm-summarize's group.
-        entries = [e for e in manifest["subset"] if not path_like_tasks(e) and not helm_only(e)]
+        entries = _listed_datasets(manifest)
         names = [task_list_name(e) for e in entries]
         comma = {task_list_name(e) for e in entries if split_by_comma(e)}
     as_file = [t for t in names if reads_as_file(t)]
@@ -230,6 +229,12 @@ def task_list_lines(manifest: dict) -> tuple:
     return [t for t in names if t not in left], as_file, with_comma, globs
 
 
+def _listed_datasets(manifest: dict) -> list:
+    """A dataset-level manifest's subset entries that may have a line in the task list: not those whose lm-eval task
+    is named as a path, nor those only HELM runs (XSUM: its line would be helm-summarize's group, ``accuracy``)."""
+    return [e for e in manifest["subset"] if not path_like_tasks(e) and not helm_only(e)]
+
+
 def task_list_warnings(manifest: dict) -> list:
     """The warnings on the lines the task list leaves out (:func:`task_list_lines`; the glob patterns'
     :func:`~.harness_names.glob_names_warning`); for a dataset-level manifest, those with a comma (the names read as
@@ -237,7 +242,7 @@ def task_list_warnings(manifest: dict) -> list:
     known to be lm-eval's (:func:`_unverified_names_warnings`)."""
     if inspect_only(manifest):
         return []
-    _, as_file, with_comma, globs = task_list_lines(manifest)
+    kept, as_file, with_comma, globs = task_list_lines(manifest)
     n, out = len(manifest.get("tasks") or manifest["subset"]), []
     if manifest.get("kind") != "items":
         if with_comma:
@@ -246,7 +251,7 @@ def task_list_warnings(manifest: dict) -> list:
                        f"({', '.join(map(quoted, with_comma[:6]))}{' ...' if len(with_comma) > 6 else ''}), where "
                        "lm_eval --tasks splits its list (each part it would run as its own task, all of it), so the "
                        f"task list leaves {'it' if one else 'them'} out; the manifest keeps {'it' if one else 'them'}")
-        return out + _unverified_names_warnings(manifest)
+        return out + _unverified_names_warnings(manifest, set(kept))
     for left, why in ((as_file, "named as a path or a YAML file, which lm_eval --tasks reads as a file (a .yaml one "
                        "it loads, importing the code beside it)"),
                       (with_comma, "named with a comma, where lm_eval --tasks splits its list (each part it would "
@@ -258,15 +263,15 @@ def task_list_warnings(manifest: dict) -> list:
     return out + ([glob_names_warning(globs, n)] if globs else [])
 
 
-def _unverified_names_warnings(manifest: dict) -> list:
+def _unverified_names_warnings(manifest: dict, kept: set) -> list:
     """``reduce``'s warnings on a dataset-level task list's lines that are not known to be lm-eval's own names for
     what was measured: a subset dataset without a known lm-eval task (a leaderboard's column, a HELM scenario without
     an equivalent) is listed by its own name, unverified; a line naming one of lm-eval's own groups for a dataset
-    that did not come from lm-eval results (a leaderboard's ``mmlu``) runs that whole group."""
+    that did not come from lm-eval results (a leaderboard's ``mmlu``) runs that whole group. ``kept``: the task list's
+    lines (:func:`task_list_lines`)."""
     from harness_ext.store.lm_eval_tasks import own_lm_eval_names
 
-    kept = set(task_list_lines(manifest)[0])
-    subset = [e for e in manifest["subset"] if task_list_name(e) in kept and not path_like_tasks(e) and not helm_only(e)]
+    subset = [e for e in _listed_datasets(manifest) if task_list_name(e) in kept]
     own = [e for e in subset if not lm_eval_task_list(e)]
     # lm-eval's own results name lm-eval's tasks, and a benchmark known to have run lm-eval's tasks under titles of its
     # own (the Open LLM Leaderboard v2's) is mapped to them: a group there is the group that was run.
