@@ -175,22 +175,13 @@ def read_rows(path, what: str, limit: int = MAX_SIDE_FILE_BYTES, delimiter: Opti
     """The rows (lists of strings) of a CSV (or, by suffix, TSV) side file; a SideFileError naming the line
     for what the csv module refuses (a NUL byte, an unclosed quote at the end), and the row and column of a cell
     over its field limit (:func:`csv_rows`)."""
-    import csv
-    import io
-
     text = read_text(path, what, limit)
     if delimiter is None:
         delimiter = "\t" if suffix_format(path) == "tsv" else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    try:
-        return list(reader)
-    except csv.Error as exc:
-        big = oversized_csv_cell(text, delimiter, exc)
-        raise SideFileError(path, f"{what} {big}" if big else
-                            f"{what} is not valid CSV (line {reader.line_num}): {exc}") from None
+    return csv_rows(text, delimiter, path, error=SideFileError, what=what)
 
 
-def csv_rows(text: str, delimiter: str, path, error=None) -> list:
+def csv_rows(text: str, delimiter: str, path, error=None, what: Optional[str] = None) -> list:
     """The rows (lists of strings) of a CSV or TSV text, as ``list(csv.reader(...))`` reads them.
 
     Parameters
@@ -204,25 +195,31 @@ def csv_rows(text: str, delimiter: str, path, error=None) -> list:
     error : type, optional
         The error raised for a cell over the csv module's field limit (:func:`oversized_csv_cell`), called as
         ``error(path, reason)``; :class:`~harness_ext.errors.IngestError` by default.
+    what : str, optional
+        What the file is, in words (``"the scales file"``): then every fault the csv module finds is ``error``
+        naming its line; without it, only a cell over the field limit is.
 
     Raises
     ------
     HarnessExtError
         ``error`` naming the file, the cell's row and column and its length, for a cell over the field limit;
-        ``csv.Error`` as the csv module raises it otherwise (a NUL byte, a stray quote).
+        with ``what``, ``error`` naming the line of any other fault, else ``csv.Error`` as the csv module raises
+        it (a NUL byte, a stray quote).
     """
     import csv
     import io
 
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
-        return list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        return list(reader)
     except csv.Error as exc:
         big = oversized_csv_cell(text, delimiter, exc)
-        if big is None:
+        if big is None and what is None:
             raise
         if error is None:
             from .errors import IngestError as error
-        raise error(path, f"the table {big}") from None
+        raise error(path, f"{what or 'the table'} {big}" if big else
+                    f"{what} is not valid CSV (line {reader.line_num}): {exc}") from None
 
 
 def csv_header(path, delimiter: str, error=None) -> list:
