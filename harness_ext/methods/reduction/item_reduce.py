@@ -54,7 +54,7 @@ ESTIMATOR_WHY = (
     "(random sampling + learn across tasks, settings by leave-one-out), beyond it the design-based AIPW, whose "
     "interval holds whatever the model is. On the shared HELM Lite and Open LLM Leaderboard item tables (50 "
     "items per task, the splits of Zhang, Dorner and Hardt 2025, mean over 8 tables) its mean |error| was "
-    "0.87x the best of the paper's four methods inside the population (at most 0.96x on any table) and 0.97x "
+    "0.87x the best of the paper's four methods inside the population (at most 0.97x on any table) and 0.97x "
     "the paper's AIPW at the frontier; the regression alone 0.86x inside but 2.3x at the frontier; the "
     "design-based AIPW 1.18x inside and 1.0x at the frontier")
 
