@@ -115,7 +115,7 @@ def _describe(X, **kw):
 @pytest.mark.slow
 def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
     """Below the flops budget (every matrix of hundreds of datasets) the rule changes nothing, byte for byte."""
-    from harness_ext.methods.engine import completion
+    from harness_ext.methods.engine import completion, completion_settings
     from harness_ext.report import dumps
 
     X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
@@ -125,7 +125,7 @@ def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
     assert "cell_blend_rule" not in ref["scales_cross_validation"]
     assert est._uncalibrated_blend() == completion.BLEND_UNCALIBRATED
     assert est.with_fixed_settings(X).get_params()["blend"] == "auto"
-    monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", float("inf"))
+    monkeypatch.setattr(completion_settings, "CELL_FLOPS_BUDGET", float("inf"))
     est2, unlimited = _describe(X)
     assert dumps(ref) == dumps(unlimited)
     assert np.array_equal(est.mean_, est2.mean_, equal_nan=True)
@@ -133,10 +133,10 @@ def test_cell_blend_budget_leaves_small_matrices_unchanged(monkeypatch):
 
 def test_cell_blend_off_over_the_budget_is_recorded(monkeypatch):
     """Over the budget (wide matrices) the cell blend is 0 (low-rank only), with the rule in describe()."""
-    from harness_ext.methods.engine import completion
+    from harness_ext.methods.engine import completion, completion_settings
 
     X = np.clip(_matrix(60, 12, 3)[0] / 6 + 0.5, 0.01, 0.99)
-    monkeypatch.setattr(completion, "CELL_FLOPS_BUDGET", 1.0)
+    monkeypatch.setattr(completion_settings, "CELL_FLOPS_BUDGET", 1.0)
     monkeypatch.setattr(completion, "direct_predict", lambda *a, **k: pytest.fail("direct regression ran"))
     est, desc = _describe(X)
     assert desc["cell_blend"] == 0.0 and est._uncalibrated_blend() == 0.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness_ext.methods.engine import benchpress as bp
-from harness_ext.methods.engine import frontier
+from harness_ext.methods.engine import frontier, frontier_calibration
 from harness_ext.methods.engine.completion import LowRankCompleter
 from harness_ext.methods.engine.frontier_benchpress import benchpress_fill
 
@@ -43,7 +43,7 @@ def test_benchpress_candidate_is_computed_and_chosen_where_it_is_best(monkeypatc
     flagged new models' prediction uses it (measured: fold loss 0.975 times the best other candidate's, chosen at
     weight 0.75)."""
     assert "benchpress" not in frontier.CANDIDATES and "benchpress" in frontier.OPTIONAL_CANDIDATES
-    monkeypatch.setattr(frontier, "CANDIDATES", frontier.CANDIDATES + frontier.OPTIONAL_CANDIDATES)
+    monkeypatch.setattr(frontier_calibration, "CANDIDATES", frontier.CANDIDATES + frontier.OPTIONAL_CANDIDATES)
     X, level = _bias_population()
     order = np.argsort(level)
     est = LowRankCompleter(random_state=0).fit(X[order[:80]])
@@ -57,7 +57,7 @@ def test_benchpress_candidate_is_computed_and_chosen_where_it_is_best(monkeypatc
         assert np.allclose(rec["cands"]["benchpress"], z)
     weighted = frontier._weighted(est, records, w, None)
     loss = {c: min(sum(frontier._fold_loss(est, r, w, c, a) for r in weighted) for a in frontier.FRONTIER_WEIGHTS[1:])
-            for c in frontier.CANDIDATES}
+            for c in frontier_calibration.CANDIDATES}
     assert min(loss, key=loss.get) == "benchpress"
     cal = frontier.calibrate_frontier(est, keep, w, 1, records=records)
     assert cal.candidate == "benchpress" and cal.weight > 0

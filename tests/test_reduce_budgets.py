@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from harness_ext.methods.engine import completion, lowrank
+from harness_ext.methods.engine import completion, completion_settings, lowrank
 from harness_ext.methods.reduction import evidence
 from harness_ext.methods.engine.completion import LowRankCompleter, settings_search_flops
 from harness_ext.methods.reduction.evidence import evidence_counts
@@ -47,13 +47,13 @@ def test_evidence_counts_shrink_together_with_floors(monkeypatch):
 
 def _searches(monkeypatch):
     calls = []
-    real = completion.select_rank_lam
+    real = completion_settings.select_rank_lam
 
     def spy(Z, **kw):
         calls.append(Z.shape)
         return real(Z, **kw)
 
-    monkeypatch.setattr(completion, "select_rank_lam", spy)
+    monkeypatch.setattr(completion_settings, "select_rank_lam", spy)
     return calls
 
 
@@ -67,8 +67,8 @@ def test_small_matrix_searches_every_transform_on_every_model(monkeypatch):
 def test_past_the_settings_budget_one_search_on_a_sample_recorded(monkeypatch):
     X = _matrix(120, 12)
     free = LowRankCompleter(ranks=(1, 2), lams=(1.0, 3.0)).with_fixed_settings(X)
-    monkeypatch.setattr(completion, "SETTINGS_FLOPS_BUDGET", 1e3)
-    monkeypatch.setattr(completion, "MIN_SETTINGS_ROWS", 50)
+    monkeypatch.setattr(completion_settings, "SETTINGS_FLOPS_BUDGET", 1e3)
+    monkeypatch.setattr(completion_settings, "MIN_SETTINGS_ROWS", 50)
     calls = _searches(monkeypatch)
     est = LowRankCompleter(ranks=(1, 2), lams=(1.0, 3.0)).with_fixed_settings(X)
     rule = est.settings_rule_
@@ -89,8 +89,8 @@ def test_manifest_records_both_rules_only_past_the_budgets(monkeypatch):
     plain = build_manifest(df, budget="3", n_random=20)
     assert "settings_rule" not in plain["prediction"] and "subset_counts" not in plain["evidence"]
     assert plain["evidence"]["random_subsets"]["n_draws"] == 200
-    monkeypatch.setattr(completion, "SETTINGS_FLOPS_BUDGET", 1e3)
-    monkeypatch.setattr(completion, "MIN_SETTINGS_ROWS", 20)
+    monkeypatch.setattr(completion_settings, "SETTINGS_FLOPS_BUDGET", 1e3)
+    monkeypatch.setattr(completion_settings, "MIN_SETTINGS_ROWS", 20)
     monkeypatch.setattr(evidence, "EVIDENCE_FLOPS_BUDGET", 1.0)
     cut = build_manifest(df, budget="3", n_random=20, random_state=1)
     assert cut["prediction"]["settings_rule"]["rows"] == 20

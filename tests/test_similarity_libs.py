@@ -188,12 +188,13 @@ def test_small_tiles_and_blocks_match_the_libraries(monkeypatch, case):
     # partners, on two threads; force several uneven tiles and blocks (and the threads) on a small matrix.
     from harness_ext.methods.similarity import distances as SD
     from harness_ext.methods.similarity import kernels as SK
+    from harness_ext.methods.similarity import spearman as SS
 
     X = _matrix(case, n=60, q=13)
     X[:, 9] = np.nan
     X[:3, 9] = [0.2, 0.2, 0.5]  # a column that shares at most three rows, with a tie
     X[:3, 12] = np.nan  # ... and none with the last column: an empty pair at the end of a partner block
-    monkeypatch.setattr(SK, "_TILE_PAIR_ROWS", 60 * 4 * 4)  # 4 columns per tile: 4, 4, 4, 1 -> 10 tiles
+    monkeypatch.setattr(SS, "_TILE_PAIR_ROWS", 60 * 4 * 4)  # 4 columns per tile: 4, 4, 4, 1 -> 10 tiles
     monkeypatch.setattr(SD, "_W1_BLOCK_ELEMENTS", 60 * 3)  # 3 partners per block
     monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
     ref = pd.DataFrame(X).corr(method="spearman").to_numpy()
@@ -207,6 +208,7 @@ def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch,
     # The masked Spearman kernel runs each column's running counts over its observed rows only: a column with no
     # observed row, one with a single row, and integer scores (large tie groups) in uneven small tiles.
     from harness_ext.methods.similarity import kernels as SK
+    from harness_ext.methods.similarity import spearman as SS
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 4, (80, 11)).astype(float)
@@ -215,7 +217,7 @@ def test_masked_spearman_empty_and_one_row_columns_and_integer_ties(monkeypatch,
     X[:, 7] = np.nan
     X[10, 7] = 2.0
     X[:, 10] = 1.0  # constant
-    monkeypatch.setattr(SK, "_TILE_PAIR_ROWS", 80 * 3 * 3)  # 3 columns per tile: 3, 3, 3, 2
+    monkeypatch.setattr(SS, "_TILE_PAIR_ROWS", 80 * 3 * 3)  # 3 columns per tile: 3, 3, 3, 2
     if threads:
         monkeypatch.setattr(SK, "_THREAD_CELLS", 0)
     ref = pd.DataFrame(X).corr(method="spearman").to_numpy()

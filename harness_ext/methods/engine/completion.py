@@ -40,27 +40,21 @@ import numpy as np
 from ...base import BasePredictor, check_level, check_matrix, limit_threads
 from ...errors import MethodError
 from .conformal import Z90, IntervalPrediction, _normal_quantile, conformal_quantile, mondrian_quantiles, normalised_scores
-from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, MAX_CV_ROWS, RankEnsemble, fit_als, fit_gibbs, fold_in, select_rank_lam
-from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops, direct_predict, ridge_design
+from .lowrank import DEFAULT_LAMS, DEFAULT_RANKS, RankEnsemble, fit_als, fit_gibbs, fold_in
+from .lowrank import MAX_CV_ROWS, select_rank_lam  # noqa: F401 - importable from here as before the settings moved
+from .direct_ridge import BLEND_GRID, CELL_FLOPS_BUDGET, cell_regression_flops  # noqa: F401 - as above
+from .direct_ridge import direct_predict, ridge_design
 from .transforms import DEFAULT_EPS, ColumnScaled, as_transform
 from .cell_cv import _cell_cv_error, _cell_cv_errors  # noqa: F401 - the cell CV behind transform, blend, ensemble
 from .completion_mix import MEMBERS, mixed_cells, mixed_fold
+from .completion_settings import choose_scales, fixed_settings
+from .completion_settings import (  # noqa: F401 - the settings search's budgets, importable from here as before
+    MIN_SETTINGS_ROWS, SCALE_CANDIDATES, SEARCH_SWEEPS, SETTINGS_FLOPS_BUDGET, settings_search_flops)
 
 __all__ = ["LowRankCompleter", "IntervalPrediction", "direct_predict", "settings_search_flops"]
 
 #: Weight used where no held-out-model calibration chose one (selection's inner CV).
 BLEND_UNCALIBRATED = 0.5
-#: Transforms compared by ``scales="cv"``: the detected ones (logit for bounded scores) and a z-score of every column.
-SCALE_CANDIDATES = ("auto", "standardise")
-#: Flops the rank/penalty search may spend (:func:`settings_search_flops`: every transform, fold, rank and penalty,
-#: counted at the search's sweep limit). Past it (wide matrices: a 1,000 x 2,000 sample takes 9e11) the grid is
-#: searched once, for the first transform, on a seeded sample of models. About half a minute of one core; no real
-#: matrix of the repository's data comes near it (the largest, Pythia MMLU's 838 x 57, takes 2e10).
-SETTINGS_FLOPS_BUDGET = 1e11
-#: Models the rank/penalty and transform cross-validation keeps past :data:`SETTINGS_FLOPS_BUDGET`, at least.
-MIN_SETTINGS_ROWS = 200
-#: ALS sweep limit of :func:`~harness_ext.methods.engine.lowrank.select_rank_lam` (the flops estimate counts it).
-SEARCH_SWEEPS = 60
 
 
 class LowRankCompleter(BasePredictor):
@@ -221,127 +215,11 @@ class LowRankCompleter(BasePredictor):
         every fold, instead of repeating the rank/penalty search inside each fold.
         The copy's ``get_params()`` record the chosen values.
         """
-        from ...base import clone
-
-        est = clone(self)
-        if self.rank == "auto" or self.lam == "auto" or self.scales == "cv" or self.cell_blend == "auto":
-            with limit_threads():
-                X = check_matrix(X)
-                spec, info, cv = self._choose_scales(X)
-            est.set_params(scales=spec, cell_blend=info["cell_blend"])
-            if "cell_blend_rule" in info and self.blend == "auto":  # wide: the copy folds in only (see _choose_scales)
-                est.set_params(blend=0.0)
-            if cv is not None:
-                est.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
-            # What the flops budget cut from the search, for the manifest (None: nothing).
-            est.settings_rule_ = info.get("settings_rule")
-        return est
+        return fixed_settings(self, X)
 
     def _transform_for(self, spec, X):
         t = as_transform(spec, X, self.scale_meta, self.eps)
         return t, (ColumnScaled(t, X) if self.column_scale else t)
-
-    def _choose_scales(self, X):
-        """``(spec, info, rank_cv)``: the transform spec, the CV behind it and the cell blend, the rank/lam CV.
-
-        Every candidate transform (``SCALE_CANDIDATES`` with ``scales="cv"``, else the
-        one given) gets its own rank/penalty search; then ``cv_folds`` folds of
-        held-out observed cells at that setting are scored on the datasets' own
-        scales (median over the held-out cells of the absolute error over each
-        column's sd, so scales weigh alike and a few broken runs do not decide;
-        :func:`_cell_cv_error`) for every cell blend weight (``BLEND_GRID``
-        with ``cell_blend="auto"``). Candidates giving the same transform are tried
-        once. ``rank_cv`` is None when rank and penalty are given. The transform is
-        the single setting's best; at that transform, with ALS and a searched rank, the
-        average of every rank's fit (:class:`~harness_ext.methods.engine.lowrank.RankEnsemble`)
-        competes with the single fit for the cells (``info["ensemble"]``; new models
-        still fold into the single fit).
-
-        With ``cell_blend="auto"``, when one direct regression of every row's
-        cells (the calibration's: all rows, a ``1/calibration_folds`` fold held
-        out; :func:`~harness_ext.methods.engine.direct_ridge.cell_regression_flops`)
-        would exceed :data:`~harness_ext.methods.engine.direct_ridge.CELL_FLOPS_BUDGET`
-        flops (wide matrices: a pattern costs ``O(k^3)`` in its observed cells),
-        the cell blend is 0 (low-rank only) and ``info["cell_blend_rule"]`` says so;
-        so is the uncalibrated new-model blend of selection (:meth:`_uncalibrated_blend`).
-        The calibrated new-model blend (``predict_new_models``) is still chosen by CV.
-
-        When the rank/penalty search would exceed :data:`SETTINGS_FLOPS_BUDGET`
-        flops (:func:`settings_search_flops`), the grid is searched once, for
-        the first candidate transform, and every later candidate is compared at
-        its rank and penalty; that search and the transform's held-out cells use
-        a seeded sample of models (as many as the budget pays for, at least
-        :data:`MIN_SETTINGS_ROWS`); ``info["settings_rule"]`` says so.
-        """
-        auto = self.rank == "auto" or self.lam == "auto"
-        specs = SCALE_CANDIDATES if self.scales == "cv" else (self.scales,)
-        rows, settings_rule = self._settings_rows(X.shape, len(specs)) if auto else (None, None)
-        blends = BLEND_GRID if self.cell_blend == "auto" else (self._fixed_blend(self.cell_blend),)
-        rule = None
-        if self.cell_blend == "auto":
-            flops = cell_regression_flops(~np.isnan(X), 1.0 / max(int(self.calibration_folds), 2))
-            if flops > CELL_FLOPS_BUDGET:
-                blends = (0.0,)
-                rule = {"reason": "direct regression of every row's cells over the flops budget: low-rank only",
-                        "flops": float(f"{flops:.3g}"), "budget": float(CELL_FLOPS_BUDGET)}
-        seen, err, cvs, members = set(), {}, {}, {}
-        for spec in specs:
-            t, tt = self._transform_for(spec, X)
-            kinds = tuple(t.kinds_())
-            if kinds in seen:
-                continue
-            seen.add(kinds)
-            Z = tt.transform(X)
-            Xs, Zs = (X, Z) if rows is None else (X[rows], Z[rows])
-            if not auto:
-                cvs[spec] = {"rank": int(self.rank), "lam": float(self.lam)}
-            else:  # past the budget, later transforms take the first one's search
-                cvs[spec] = cvs[next(iter(cvs))] if settings_rule and cvs else self._select(Zs)
-            # ALS with a searched rank: the average of every rank's fit at the chosen penalty is a candidate too.
-            ens = ([r for r in sorted({int(r) for r in self.ranks}) if r < min(Z.shape)]
-                   if self.method == "als" and self.rank == "auto" else [])
-            members[spec] = {"ranks": ens, "lam": float(cvs[spec]["lam"])} if len(ens) > 1 else None
-            if len(specs) == 1 and len(blends) == 1 and members[spec] is None:
-                err[(spec, blends[0], False)] = float("nan")
-                break
-            e = _cell_cv_error(Xs, Zs, tt, int(cvs[spec]["rank"]), float(cvs[spec]["lam"]), self, blends, members[spec])
-            err.update({(spec, a[1], True) if isinstance(a, tuple) else (spec, a, False): v for a, v in e.items()})
-        # The transform by the single setting (new models fold into it), then blend and ensemble at that transform.
-        spec = min((k for k in err if not k[2]), key=lambda k: (round(err[k], 12), specs.index(k[0]), k[1]))[0]
-        best = min((k for k in err if k[0] == spec), key=lambda k: (round(err[k], 12), k[1], k[2]))
-        info = {"chosen": best[0], "cell_blend": float(best[1]), "n_folds": int(self.cv_folds),
-                "ensemble": members.get(best[0]) if best[2] else None,
-                "error": [{"scales": sp, "cell_blend": a, **({"ensemble": True} if en else {}), "error": round(float(v), 8)}
-                          for (sp, a, en), v in err.items()]}
-        if rule is not None:
-            info["cell_blend_rule"] = rule
-        if settings_rule is not None:
-            info["settings_rule"] = settings_rule
-        return best[0], info, (cvs[best[0]] if auto else None)
-
-    def _settings_rows(self, shape, n_specs: int):
-        """``(rows, rule)``: the seeded sample of models the settings search uses and why (``(None, None)``: all of
-        them, within :data:`SETTINGS_FLOPS_BUDGET`; see :meth:`_choose_scales`)."""
-        m, d = shape
-        ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
-        n_lams = len(self.lams) if self.lam == "auto" else 1
-        n = min(m, MAX_CV_ROWS)
-        flops = settings_search_flops(n, d, ranks, n_lams, int(self.cv_folds), n_specs)
-        if flops <= SETTINGS_FLOPS_BUDGET:
-            return None, None
-        per_row = settings_search_flops(1, d, ranks, n_lams, int(self.cv_folds), 1)
-        keep = int(min(n, max(MIN_SETTINGS_ROWS, SETTINGS_FLOPS_BUDGET // per_row)))
-        rows = np.sort(np.random.default_rng(self.random_state + 101).choice(m, keep, replace=False))
-        return rows, {"reason": "rank/penalty search over the flops budget: one grid search (the first transform's) "
-                                "on a seeded sample of models",
-                      "rows": keep, "of": int(m), "transforms_searched": 1, "flops": float(f"{flops:.3g}"),
-                      "budget": float(SETTINGS_FLOPS_BUDGET)}
-
-    def _select(self, Z) -> dict:
-        ranks = self.ranks if self.rank == "auto" else (int(self.rank),)
-        lams = self.lams if self.lam == "auto" else (float(self.lam),)
-        return select_rank_lam(Z, ranks=ranks, lams=lams, n_folds=self.cv_folds, random_state=self.random_state,
-                               lam_bias=self.lam_bias)
 
     def fit(self, X):
         with limit_threads():  # small batched solves: extra BLAS threads only contend on a busy machine
@@ -356,7 +234,7 @@ class LowRankCompleter(BasePredictor):
         obs = ~np.isnan(X)
         if obs.sum() < 2:
             raise MethodError("the matrix has fewer than two observed cells")
-        self.scales_, self.scales_cv_, self.cv_ = self._choose_scales(X)
+        self.scales_, self.scales_cv_, self.cv_ = choose_scales(self, X)
         self.cell_blend_ = self.scales_cv_["cell_blend"]
         self.scale_transform_, self.transform_ = self._transform_for(self.scales_, X)
         Z = self.transform_.transform(X)
@@ -682,11 +560,3 @@ class LowRankCompleter(BasePredictor):
                 "bp_mix_cross_validation": self.bp_mix_cv_,
                 "column_scale": bool(self.column_scale), "level": float(self.level),
                 "q_cells": float(self.q_cells_), "n_calibration_cells": int(self.n_cal_cells_)}
-
-
-def settings_search_flops(m: int, d: int, ranks, n_lams: int, n_folds: int, n_specs: int,
-                          sweeps: int = SEARCH_SWEEPS) -> float:
-    """Flops of the rank/penalty search on ``m`` x ``d``, every sweep run: an ALS sweep at rank ``r`` costs about
-    ``(4 (r+1)^2 + 14) m d`` (two batched Gram products of ``(r+1)^2`` columns, right-hand sides and residuals)."""
-    per_sweep = sum(4.0 * (int(r) + 1) ** 2 + 14.0 for r in ranks)
-    return float(n_specs) * n_folds * n_lams * sweeps * per_sweep * m * d

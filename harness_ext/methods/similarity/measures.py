@@ -77,8 +77,8 @@ from harness_ext.methods.similarity.kernels import (  # noqa: F401
     _symmetrise,
     cosine_similarity,
     cross_pearson,
-    spearman_similarity,
 )
+from harness_ext.methods.similarity.spearman import spearman_similarity  # noqa: F401
 
 #: The nine measures of SimBA Table 3, in the paper's order.
 PAPER_MEASURES = (
