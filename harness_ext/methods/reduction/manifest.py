@@ -404,7 +404,7 @@ def prediction_section(r, random_state: int) -> dict:
         "predictor": {"name": r.plan.pred_reg.name, "params": jsonable(r.plan.est.get_params())},
         # fitted on the scores before the floor at chance (store.floor); predict normalises a new model's alike
         "floor_at_chance": False,
-        # Past completion.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
+        # Past completion_settings.SETTINGS_FLOPS_BUDGET: what the rank/penalty search cut, and why.
         **({"settings_rule": rule} if (rule := getattr(r.cv.cache.get("settings"), "settings_rule_", None)) else {}),
         "cross_validation": {"n_splits": cv["n_splits"], "random_state": cv["random_state"],
                              "rmse": _num(cv["rmse"]), "aggregate_rmse": _num(cv["aggregate_rmse"])},
