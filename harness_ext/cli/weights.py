@@ -220,6 +220,7 @@ _SCALE_WORDS = {
     "minmax": "scores: each dataset min-max normalised to 0-1 over these models, lower-is-better turned (--normalise)",
     "none": "scores: each dataset in its own units (--normalise none)",
 }
+_PROMPT_SCALE = "scores: each prompt's score as logged, not normalised (--normalise applies to the store matrix only)"
 
 
 def run(args) -> int:
@@ -244,7 +245,10 @@ def run(args) -> int:
         if a not in ANALYSES:
             raise HarnessExtError(f"unknown analysis {a!r}; choose from {', '.join(ANALYSES)}")
     report = WeightsReport(label, df.shape, int(df.isna().sum().sum()), is_binary(df.to_numpy()), args.random_state, args.top)
-    report.notes.append(_SCALE_WORDS.get(getattr(args, "normalise", "chance"), _SCALE_WORDS["chance"]))
+    # A prompt-level matrix is weighed as logged: --normalise rescales the store matrix's datasets only.
+    prompts = bool(getattr(args, "samples_task", None) or getattr(args, "prompts", None))
+    report.notes.append(_PROMPT_SCALE if prompts else _SCALE_WORDS.get(getattr(args, "normalise", "chance"),
+                                                                       _SCALE_WORDS["chance"]))
     if empty:
         report.notes.append(f"dropped {' and '.join(empty)}")
     if {"schemes", "random", "size"} & set(analyses) and (few := few_models_warning(df.shape[0])):
