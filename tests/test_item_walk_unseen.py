@@ -7,6 +7,8 @@ out what to do next.
 
 from __future__ import annotations
 
+import pytest
+
 from harness_ext.cli import main
 
 from conftest import REPO
@@ -50,3 +52,77 @@ def test_helm_conf_does_not_send_a_task_the_lm_eval_group_leaves_out_to_that_gro
     assert 'Run the 50 drawn items of "math" with the lm-eval group' in line, line
     assert 'The lm-eval group leaves out "mmlu" too: run its 40 drawn items' in line, line
     assert "give them to predict as an item-response table" in line, line
+
+
+HELD_OUT = ["claude-3-opus-20240229", "gpt-4-1106-preview", "Qwen--Qwen1.5-72B-Chat"]
+
+
+@pytest.fixture(scope="module")
+def reduced(tmp_path_factory):
+    """Both EvalPlus tables ingested, 50 items per task drawn without the held-out models (claude-3-opus-20240229,
+    then stronger than every population model on both tasks, and Qwen1.5-72B-Chat, inside)."""
+    import harness_ext as hx
+
+    root = tmp_path_factory.mktemp("evalplus")
+    db = str(root / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(EVALPLUS)]) == 0
+    return root, hx.reduce_items(db, 50, benchmark="evalplus", seed=0, exclude_models=HELD_OUT)
+
+
+def test_reduce_states_two_tasks_correlation_as_one_figure(reduced):
+    """Two tasks have one error correlation: the summary printed it as a range of one ("off-diagonal -0.21 to -0.21"),
+    and a correlation shrunk fully to independence as "+0.00 to +0.00 after shrinking 100%"."""
+    from harness_ext.methods.reduction.item_benchmark import correlation_text
+
+    manifest = reduced[1].manifest
+    text = correlation_text(manifest)
+    assert "off-diagonal" not in text and "-0.21 to -0.21" not in text, text
+    assert "their correlation -0.2" in text and "of the way to independence" in text, text
+    block = dict(manifest["benchmark_correlation"], matrix=[[1.0, 0.0], [0.0, 1.0]], shrinkage=1.0)
+    text = correlation_text(dict(manifest, benchmark_correlation=block))
+    assert "shrunk fully to independence, so the tasks combine as independent" in text and "100%" not in text, text
+
+
+def _lm_eval_logs(folder, samples: dict, model: str, metric: str, flt: str):
+    """The model's answers to the drawn items as lm-eval 0.4's ``--log_samples`` output (one folder per model)."""
+    import json
+
+    import pandas as pd
+
+    out = folder / model
+    out.mkdir(parents=True)
+    date, results = "2026-12-07T02-50-00.000000", {}
+    for task, ids in samples.items():
+        scores = pd.read_parquet(EVALPLUS / f"{task}.parquet").query("model == @model").set_index("item")["score"]
+        with open(out / f"samples_{task}_{date}.jsonl", "w") as f:
+            for i in ids:
+                f.write(json.dumps({"doc_id": int(i), "doc": {"task_id": f"{task}/{i}"}, "target": "",
+                                    "arguments": {"gen_args_0": {"arg_0": "p", "arg_1": {"until": []}}},
+                                    "resps": [["x"]], "filtered_resps": ["x"], "filter": flt, "metrics": [metric],
+                                    "doc_hash": "0", "prompt_hash": "0", "target_hash": "0",
+                                    metric: float(scores[i])}) + "\n")
+        results[task] = {"alias": task, f"{metric},{flt}": float(scores[ids].mean())}
+    (out / f"results_{date}.json").write_text(json.dumps({"results": results, "model_name": model,
+                                                         "config": {"model_args": f"pretrained={model}"}}))
+
+
+def test_predict_says_how_to_match_an_lm_eval_metric_logged_under_a_filter(reduced, tmp_path):
+    """lm-eval's HumanEval tasks log pass@k under the filter create_test, so a run's logs name the metric
+    ``pass1,create_test`` where the population's tables name it ``pass1``: predict refused (rightly) with nothing
+    saying that the filter is the difference nor what to change."""
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.reduction.item_predict import predict_items
+
+    root, red = reduced
+    red.write(tmp_path / "reduced")
+    samples = {t: [int(i) for i in ids] for t, ids in
+               __import__("json").loads((tmp_path / "reduced" / "harness_ext_reduced_samples.json").read_text()).items()}
+    _lm_eval_logs(tmp_path / "results", samples, "claude-3-opus-20240229", "pass1", "create_test")
+    with pytest.raises(HarnessExtError) as exc:
+        predict_items(red.manifest, [str(tmp_path / "results")])
+    assert "lm-eval logs a metric under a filter as <metric>,<filter> (pass1,create_test)" in str(exc.value)
+    assert "`metric:` in its tables' sidecars" in str(exc.value)
+    # Logged under the filter "none", the same answers predict: the metric is then lm-eval's name alone.
+    _lm_eval_logs(tmp_path / "plain", samples, "claude-3-opus-20240229", "pass1", "none")
+    pred = predict_items(red.manifest, [str(tmp_path / "plain")])
+    assert pred is not None

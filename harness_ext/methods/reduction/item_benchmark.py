@@ -223,7 +223,11 @@ def correlation_text(manifest: dict) -> str:
     off = R[~np.eye(len(R), dtype=bool)]
     if not block.get("n_errors"):
         return f"\nThe benchmark's interval combines the tasks' errors as independent: {block['method']}."
-    return (f"\nThe benchmark's interval combines the tasks' errors with their correlation on the population's held-out "
-            f"errors ({block['n_errors']} held-out estimates over both splits, 'in' and 'frontier'; off-diagonal "
-            f"{off.min():+.2f} to {off.max():+.2f} after shrinking "
-            f"{block['shrinkage']:.0%} of the way to independence).")
+    lead = (f"\nThe benchmark's interval combines the tasks' errors with their correlation on the population's held-out "
+            f"errors ({block['n_errors']} held-out estimates over both splits, 'in' and 'frontier'; ")
+    if float(block["shrinkage"]) >= 0.995:  # printed as "+0.00 to +0.00 after shrinking 100%": say what it means
+        return lead + "shrunk fully to independence, so the tasks combine as independent)."
+    # Two tasks have one correlation: "-0.21 to -0.21" read as a range of one.
+    shown = f"{off.min():+.2f}" if np.ptp(off) < 0.005 else f"off-diagonal {off.min():+.2f} to {off.max():+.2f}"
+    return lead + (f"{'their correlation ' if len(R) == 2 else ''}{shown} after shrinking "
+                   f"{block['shrinkage']:.0%} of the way to independence).")
