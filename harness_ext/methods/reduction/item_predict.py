@@ -623,6 +623,12 @@ def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
         metric_hint += (": a new model's item table that names no metric has its 0/1 scores read as acc; name it "
                         "(`metric:` in the table's sidecar `<file>.meta.yaml`, or a metric column) as the "
                         "population's table does.")
+    elif other and (filtered := _filtered_metrics(tasks, long, other)):
+        # lm-eval names a metric logged under a filter other than "none" "<metric>,<filter>" (HumanEval's
+        # create_test, GSM8K's strict-match), where an item table names the metric alone.
+        metric_hint += (f": lm-eval logs a metric under a filter as <metric>,<filter> ({filtered}); name the "
+                        "population's metric so (`metric:` in its tables' sidecars, <file>.meta.yaml), ingest them "
+                        "again and reduce again.")
     elif other:
         metric_hint += "."
     raise HarnessExtError(
@@ -632,6 +638,19 @@ def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:
         "beside the manifest (its tasks, with its --samples file), or reduce from a population stored under the "
         "task names and metric of the harness the new model runs (an item table's sidecar can declare which lm-eval "
         "task each of its tasks is: items: harness_tasks)")
+
+
+def _filtered_metrics(tasks: dict, long: pd.DataFrame, names: list) -> str:
+    """The logged ``<metric>,<filter>`` names of the manifest's metric of these tasks (``"pass1,create_test"``), or
+    ``""`` when some task logs none such."""
+    found = []
+    for t in names:
+        logged = sorted({str(m) for m in long.loc[long["task"].astype(str) == t, "metric"]
+                         if str(m).partition(",")[0] == tasks[t]["metric"] and "," in str(m)})
+        if not logged:
+            return ""
+        found += [m for m in logged if m not in found]
+    return ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
 
 
 def _metric_label(tasks: dict) -> str:
