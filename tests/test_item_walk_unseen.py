@@ -126,3 +126,32 @@ def test_predict_says_how_to_match_an_lm_eval_metric_logged_under_a_filter(reduc
     _lm_eval_logs(tmp_path / "plain", samples, "claude-3-opus-20240229", "pass1", "none")
     pred = predict_items(red.manifest, [str(tmp_path / "plain")])
     assert pred is not None
+
+
+def test_a_wide_table_without_its_sidecar_is_pointed_to_the_sidecar(reduced, tmp_path, capsys):
+    """A user's items x models CSV (the drawn HumanEval+ items of two held-out models) without its sidecar: ingest said
+    to rename a column to 'model', which would store the item ids as models, and predict listed the log formats it
+    reads; both now say that a wide table is declared by its sidecar."""
+    import pandas as pd
+
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.reduction.item_predict import predict_items
+
+    _, red = reduced
+    drawn = [int(i) for a, b in red.manifest["tasks"]["humaneval_plus"]["sample"] for i in range(a, b)]
+    long = pd.read_parquet(EVALPLUS / "humaneval_plus.parquet")
+    wide = long[long["model"].isin(HELD_OUT[::2]) & long["item"].isin(drawn)].pivot(index="item", columns="model",
+                                                                                    values="score")
+    (tmp_path / "new").mkdir()
+    wide.to_csv(tmp_path / "new" / "humaneval_plus.csv")
+    want = "a wide item-response table (items x models) is read with its sidecar <file>.meta.yaml"
+    assert main(["ingest", "--db", str(tmp_path / "s.duckdb"), str(tmp_path / "new")]) != 0
+    err = capsys.readouterr().err
+    assert want in err and "rename the column" not in err, err
+    with pytest.raises(HarnessExtError) as exc:
+        predict_items(red.manifest, [str(tmp_path / "new")])
+    assert want in str(exc.value) and "'layout: items_x_models'" in str(exc.value), str(exc.value)
+    # With the sidecar the same file predicts both models.
+    (tmp_path / "new" / "humaneval_plus.csv.meta.yaml").write_text(
+        "benchmark: evalplus\nitems:\n  layout: items_x_models\n  task: humaneval_plus\n  metric: pass1\n")
+    assert predict_items(red.manifest, [str(tmp_path / "new")]) is not None

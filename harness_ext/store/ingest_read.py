@@ -211,6 +211,8 @@ def _csv_near_miss(src: SourceFile) -> str:
     cells = [c.strip() for c in _split(lines[0], delim)]
     shown = ", ".join(cells[:8]) + (", ..." if len(cells) > 8 else "")
     rows = _dataset_rows(cells[0], [_split(ln, delim)[0].strip() for ln in lines[1:21]])
+    if wide := wide_item_table_hint(cells):
+        return f": a table whose header names no model column (it has {shown}); {wide}"
     if rows:
         return (f": a table whose header names no model column (it has {shown}); its rows look like datasets "
                 f"({rows}) and its other columns like the models: ingest it with --models-as-columns (or "
@@ -218,6 +220,19 @@ def _csv_near_miss(src: SourceFile) -> str:
                 f"model; renamed to 'model', {cells[0]!r} would store the datasets as models")
     return (f": a table whose header names no model column (it has {shown}); rename the column that names the "
             "models to 'model'")
+
+
+def wide_item_table_hint(header) -> str:
+    """What to do with a table whose first column is named as item ids (``item``, ``doc_id``, ...) and which has
+    other columns, and no sidecar: an items x models table, which only its sidecar declares; else ``""``."""
+    from .item_table_read import ITEM_COLUMNS
+
+    cells = [str(c).strip() for c in header]
+    if len(cells) < 2 or cells[0].lower() not in ITEM_COLUMNS:
+        return ""
+    return (f"its first column names items ({cells[0]}), so its other columns may be models: a wide item-response "
+            "table (items x models) is read with its sidecar <file>.meta.yaml declaring it ('items:' with "
+            "'layout: items_x_models', and its 'task:' and 'metric:')")
 
 
 #: First-column headers of a table with one row per dataset (TSB-AD's results tables: ``file``, then a column

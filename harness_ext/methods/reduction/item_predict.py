@@ -253,11 +253,13 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
                                                                   by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
     if not frames:
+        from .item_predict_tables import unread_table_hint
+
         raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
                               f"an Inspect AI log with samples, lighteval details_<task>_<date>.parquet, or an "
                               f"item-response table) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
-                              "--log_samples")
+                              f"--log_samples{unread_table_hint(paths)}")
     # A table's items numbered before two files' scores of one item are told apart: its own numbers may be positions.
     long = table_numbers(pd.concat(frames, ignore_index=True), listed)
     key = ["model", "task", "doc_id", "metric"]

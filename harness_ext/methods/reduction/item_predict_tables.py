@@ -11,6 +11,7 @@ prediction, as several models' results files do; a population model among them i
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -131,3 +132,29 @@ def table_counts(manifest: dict, long: pd.DataFrame, read: pd.Series, warnings: 
         warnings.append(f"{said}; {sum(missed.values()):,} not (other tasks or metrics, or ids that are no item of "
                         f"their task), by task: {where}")
     return long.drop(columns="table")
+
+
+def unread_table_hint(paths) -> str:
+    """``" (...)"`` for ``predict``'s error when a table among ``paths`` was no item-response table only for want of
+    its sidecar: its first column names items and the others may be models (a wide table, which only its sidecar
+    declares); else ``""``. Read on the error path only: the first line of a CSV or TSV, a Parquet file's schema."""
+    from ...store.ingest_files import walk_files
+    from ...store.ingest_read import wide_item_table_hint
+    from ...store.item_table_read import SUFFIXES
+
+    for path in walk_files([Path(p) for p in paths], lambda _: True):
+        if path.suffix not in SUFFIXES:
+            continue
+        try:
+            if path.suffix == ".parquet":
+                import pyarrow.parquet as pq
+
+                header = pq.read_schema(path).names
+            else:
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    header = f.readline().lstrip("\ufeff").rstrip("\r\n").split("\t" if path.suffix == ".tsv" else ",")
+        except (OSError, ValueError):  # an unreadable file says nothing about sidecars
+            continue
+        if hint := wide_item_table_hint(header):
+            return f" ({path}: {hint})"
+    return ""
