@@ -155,3 +155,25 @@ def test_a_wide_table_without_its_sidecar_is_pointed_to_the_sidecar(reduced, tmp
     (tmp_path / "new" / "humaneval_plus.csv.meta.yaml").write_text(
         "benchmark: evalplus\nitems:\n  layout: items_x_models\n  task: humaneval_plus\n  metric: pass1\n")
     assert predict_items(red.manifest, [str(tmp_path / "new")]) is not None
+
+
+def test_a_table_named_by_its_file_says_why_it_matched_no_task(reduced, tmp_path):
+    """The guide's ``predict -m reduced/ results/ mmlu_items.csv``: a long table without a task column is task
+    ``mmlu_items``, no task of the manifest; the warning counted the scores not matched "by task: mmlu_items 50" and
+    left the user to guess why. Here HumanEval+'s drawn items of claude-3-opus as ``humaneval_items.csv``."""
+    import pandas as pd
+
+    from harness_ext.methods.reduction.item_predict import predict_items
+
+    _, red = reduced
+    drawn = [int(i) for a, b in red.manifest["tasks"]["humaneval_plus"]["sample"] for i in range(a, b)]
+    long = pd.read_parquet(EVALPLUS / "humaneval_plus.parquet")
+    rows = long[(long["model"] == HELD_OUT[0]) & long["item"].isin(drawn)]
+    rows.to_csv(tmp_path / "humaneval_items.csv", index=False)
+    (tmp_path / "humaneval_items.csv.meta.yaml").write_text("items:\n  metric: pass1\n")
+    mbpp = [int(i) for a, b in red.manifest["tasks"]["mbpp_plus"]["sample"] for i in range(a, b)]
+    _lm_eval_logs(tmp_path / "results", {"mbpp_plus": mbpp}, HELD_OUT[0], "pass1", "none")  # the logs beside it
+    pred = predict_items(red.manifest, [str(tmp_path / "results"), str(tmp_path / "humaneval_items.csv")])
+    said = [w for w in pred.warnings if "humaneval_items.csv: 0 of its 50 item scores matched" in w]
+    assert said and "humaneval_items is the file's name, which names the task" in said[0], pred.warnings
+    assert "add a task column" in said[0], said

@@ -130,7 +130,7 @@ def table_counts(manifest: dict, long: pd.DataFrame, read: pd.Series, warnings: 
             continue
         where = ", ".join(f"{task} {k:,}" for task, k in sorted(missed.items()))
         warnings.append(f"{said}; {sum(missed.values()):,} not (other tasks or metrics, or ids that are no item of "
-                        f"their task), by task: {where}")
+                        f"their task), by task: {where}{_stem_task_hint(path, missed, tasks)}")
     return long.drop(columns="table")
 
 
@@ -158,3 +158,15 @@ def unread_table_hint(paths) -> str:
         if hint := wide_item_table_hint(header):
             return f" ({path}: {hint})"
     return ""
+
+
+def _stem_task_hint(path, missed: dict, tasks: dict) -> str:
+    """Why a table's scores went unmatched when its task is its file's name and no manifest task: a table without a
+    ``task`` column or a sidecar's ``task:`` is named by its file (``mmlu_items.csv`` is task ``mmlu_items``)."""
+    stem = Path(str(path)).stem
+    if stem not in missed or stem in tasks:
+        return ""
+    shown = ", ".join(sorted(tasks)[:8]) + (" ..." if len(tasks) > 8 else "")
+    return (f"; {stem} is the file's name, which names the task of a table without a task column or a sidecar's "
+            f"task:, and no task of the manifest ({shown}): add a task column, or name the file or its sidecar's "
+            "task: as the manifest's task")
