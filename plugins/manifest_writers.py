@@ -24,6 +24,7 @@ from harness_ext.methods.reduction.harness_names import with_max_eval_instances
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
+from harness_ext.methods.reduction.item_harness_tasks import where_left_out_tasks_run
 from harness_ext.methods.reduction.lm_eval_group import (group_stem, task_list_lines,  # noqa: F401 - registered here
                                                          write_lm_eval_yaml)
 from harness_ext.report import dumps
@@ -75,30 +76,9 @@ def _helm_items_plan(manifest: dict, plan: dict) -> list:
         out.append(comment(f"Not in this conf: {len(left)} task{'s' * (len(left) != 1)} HELM runs as several entries "
                            f"({'; '.join(f'{quoted(t)}: {plan[t][0]}' for t in left)}), whose runs could not be "
                            "matched to the task's items (each entry numbers its instances from id0 and names its "
-                           f"run by the entry). {_where_to_run(manifest, left)}"))
+                           f"run by the entry). {where_left_out_tasks_run(manifest, left)}"))
     return out
 
-
-def _where_to_run(manifest: dict, left: list) -> str:
-    """Where the drawn items of the tasks the HELM conf leaves out can run: the lm-eval group, for the tasks it lists;
-    a task it leaves out too (HELM Lite's ``mmlu``, named like lm-eval's 57-subject group) only where it came from."""
-    from harness_ext.methods.reduction.lm_eval_group import items_group_tasks
-
-    tasks = manifest["tasks"]
-    grouped = set(items_group_tasks(manifest)[0]) if not inspect_only(manifest) else set()
-    runs = [t for t in left if t in grouped]
-    elsewhere = [t for t in left if t not in grouped]
-    n = lambda names: sum(int(tasks[t]["n_run"]) for t in names)  # noqa: E731
-    said = []
-    if runs:
-        which = "" if not elsewhere else f" of {', '.join(map(quoted, runs))}"
-        said.append(f"Run {'the' if which else 'their'} {n(runs):,} drawn items{which} with the lm-eval group and its --samples file.")
-    if elsewhere:
-        its = "its" if len(elsewhere) == 1 else "their"
-        said.append(f"The lm-eval group leaves out {', '.join(map(quoted, elsewhere))} too: run {its} {n(elsewhere):,} "
-                    "drawn items (manifest.json lists them) where they came from and give them to predict as an "
-                    "item-response table.")
-    return " ".join(said)
 
 
 def _conf_entries(manifest: dict, items: bool) -> tuple:

@@ -157,3 +157,28 @@ def logs_as_manifest_tasks(manifest: dict, long):
     if not back or long.empty or not long["task"].isin(list(back)).any():
         return long
     return long.assign(task=long["task"].astype(str).replace(back))
+
+
+def where_left_out_tasks_run(manifest: dict, left: list) -> str:
+    """Where the drawn items of the tasks the HELM conf leaves out (``left``) can run: the lm-eval group, for the
+    tasks it lists; a task it leaves out too (HELM Lite's ``mmlu``, named like lm-eval's 57-subject group) only where
+    it came from."""
+    from .inspect_samples import inspect_only
+    from .lm_eval_group import items_group_tasks
+
+    tasks = manifest["tasks"]
+    grouped = set(items_group_tasks(manifest)[0]) if not inspect_only(manifest) else set()
+    runs = [t for t in left if t in grouped]
+    elsewhere = [t for t in left if t not in grouped]
+    n = lambda names: sum(int(tasks[t]["n_run"]) for t in names)  # noqa: E731
+    said = []
+    if runs:
+        which = "" if not elsewhere else f" of {', '.join(map(quoted, runs))}"
+        said.append(f"Run {'the' if which else 'their'} {n(runs):,} drawn items{which} with the lm-eval group and "
+                    "its --samples file.")
+    if elsewhere:
+        its = "its" if len(elsewhere) == 1 else "their"
+        said.append(f"The lm-eval group leaves out {', '.join(map(quoted, elsewhere))} too: run {its} {n(elsewhere):,} "
+                    "drawn items (manifest.json lists them) where they came from and give them to predict as an "
+                    "item-response table.")
+    return " ".join(said)
