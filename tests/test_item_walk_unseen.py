@@ -31,6 +31,26 @@ def test_weights_on_item_scores_does_not_claim_they_were_normalised(tmp_path, ca
     assert "0.774" in row, row
 
 
+def test_weights_takes_a_tasks_only_metric_without_being_told(tmp_path, capsys):
+    """EvalPlus logs ``pass1`` only: ``--samples-metric`` defaulted to ``acc`` and the analysis was refused; a task
+    logging several metrics, none ``acc``, is refused naming them and the option."""
+    from harness_ext.errors import StoreError
+    from harness_ext.store.db import Store
+    from harness_ext.store.samples import prompt_matrix
+
+    db = str(tmp_path / "s.duckdb")
+    assert main(["ingest", "-q", "--db", db, str(EVALPLUS)]) == 0
+    capsys.readouterr()
+    assert main(["weights", "--db", db, "--samples-task", "humaneval_plus", "--analyses", "schemes",
+                 "--schemes", "uniform", "--out", str(tmp_path / "w")]) == 0
+    assert "prompt-level humaneval_plus (pass1)" in capsys.readouterr().out
+    with Store.open(db) as store:
+        store.con.execute("INSERT INTO samples SELECT * REPLACE ('pass10' AS metric) FROM samples LIMIT 5")
+        with pytest.raises(StoreError, match=r"logs 2 per-sample metrics and none is 'acc': choose one with "
+                                             r"--samples-metric \(pass1, pass10\)"):
+            prompt_matrix(store, "humaneval_plus", None)
+
+
 def test_helm_conf_does_not_send_a_task_the_lm_eval_group_leaves_out_to_that_group(tmp_path):
     """HELM Lite's MMLU runs as 5 HELM entries, so the HELM conf leaves it out; the lm-eval group leaves it out too
     (lm-eval's ``mmlu`` is its 57-subject group). The conf and ``reduce``'s summary still said to run its drawn items

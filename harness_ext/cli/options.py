@@ -230,8 +230,9 @@ def weights_options(parser: argparse.ArgumentParser) -> None:
         help="analyse the prompts of one lm-eval task: a prompt x model matrix from per-sample logs "
         "(samples_<TASK>_<date>.jsonl), read from --samples or else from the store's samples table",
     )
-    p.add_argument("--samples-metric", default="acc",
-                   help="per-sample metric of --samples-task (default acc; e.g. acc_norm, exact_match,strict-match)")
+    p.add_argument("--samples-metric", default=None,
+                   help="per-sample metric of --samples-task (default acc, or the task's only metric; e.g. acc_norm, "
+                   "exact_match,strict-match)")
     p.add_argument(
         "--samples",
         metavar="PATH",

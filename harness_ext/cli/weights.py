@@ -61,7 +61,7 @@ def _load(args) -> tuple:
             from ..store.globs import unmatched_note
 
             log.warning(unmatched_note(df.attrs["unmatched_exclude"], args.samples_task))
-        return df, (f"prompt-level {args.samples_task} ({args.samples_metric}) from {where}"
+        return df, (f"prompt-level {args.samples_task} ({df.attrs['metric']}) from {where}"
                     + (f"; {dropped} prompts not answered by every model dropped" if dropped else ""))
     if args.prompts:
         return read_prompt_matrix(args.prompts, args.prompts_layout), f"prompt-level CSV {args.prompts}"

@@ -267,7 +267,19 @@ def source_benchmark_sql(store) -> str:
     return "coalesce(nullif(src.benchmark, ''), 'lm_eval')" if "benchmark" in cols else "'lm_eval'"
 
 
-def prompt_matrix(store, task: str, metric: str = "acc", models: Optional[Iterable[str]] = None) -> pd.DataFrame:
+def _default_metric(store, task: str) -> str:
+    """``acc`` where ``task`` logs it, else its only per-sample metric; refused, naming them, for several."""
+    avail = sample_tasks(store)
+    have = sorted(avail[avail["task"] == task]["metric"].unique().tolist())
+    if "acc" in have or not have:  # none: the caller's error lists the store's tasks
+        return "acc"
+    if len(have) == 1:
+        return have[0]
+    raise StoreError(f"task {task!r} logs {len(have)} per-sample metrics and none is 'acc': choose one with "
+                     f"--samples-metric ({', '.join(have)})")
+
+
+def prompt_matrix(store, task: str, metric: Optional[str] = "acc", models: Optional[Iterable[str]] = None) -> pd.DataFrame:
     """The prompts x models matrix of one task's per-sample scores.
 
     Parameters
@@ -275,8 +287,9 @@ def prompt_matrix(store, task: str, metric: str = "acc", models: Optional[Iterab
     store : harness_ext.store.db.Store
     task : str
         lm-eval task name (as in ``samples_<task>_<date>.jsonl``).
-    metric : str
-        Per-sample metric (``acc``, ``acc_norm``, ``exact_match,strict-match``, ...).
+    metric : str or None
+        Per-sample metric (``acc``, ``acc_norm``, ``exact_match,strict-match``, ...); None: ``acc`` where the task
+        logs it, else the task's only metric (a task of several without ``acc`` is refused, naming them).
     models : iterable of str, optional
         Keep only these models (in this order).
 
@@ -298,6 +311,8 @@ def prompt_matrix(store, task: str, metric: str = "acc", models: Optional[Iterab
     """
     if not _has_samples(store):
         raise StoreError("the store has no per-sample data: ingest lm-eval samples_*.jsonl files first")
+    if metric is None:
+        metric = _default_metric(store, task)
     long = store.con.execute(
         """SELECT model, doc_id, value FROM samples WHERE task = ? AND metric = ?
            QUALIFY row_number() OVER (PARTITION BY model, doc_id ORDER BY source_id) = 1""",

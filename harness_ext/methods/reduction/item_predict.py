@@ -570,21 +570,25 @@ def frontier_of(model: str, est: float, plain: np.ndarray, weights: np.ndarray, 
         how = f"{name}'s interval is design-based and holds there"
     elif name == "crosstask":
         how = ("crosstask's estimate and interval there are mostly its design-based part (AIPW), whose interval holds "
-               "whatever the model")
+               "whatever the model is")
     else:
         how = (f"{name}'s interval is model-based, calibrated on models like the population, and may not hold there: "
                "--item-estimator aipw gives a design-based one")
+    if name == "crosstask" and not measured and not is_design_based(reg):  # said once: the design part holds there
+        also = widened_text(name, widened or {}, len(plain), holds=False)
     return dist, (f"{model}: beyond the population: the mean score of the items it ran, {where:.3f} over the "
                   f"benchmark, lies {abs(dist):.3f} {side} of the manifest's {plural(len(bench), 'population model')} "
                   f"({hi if dist > 0 else lo:.3f}), outside their range on {n_out} of {plural(len(per_task), 'task')} (the {name} "
                   f"estimate: {est:.3f}); {how}" + (f"; {also}" if also else ""))
 
 
-def widened_text(name: str, widened: dict, n_tasks: int) -> str:
+def widened_text(name: str, widened: dict, n_tasks: int, holds: bool = True) -> str:
     """What an estimator's widening for a model beyond the population on the other tasks means (``""`` for none).
 
     ``widened``: task -> how far the model's mean over the benchmark's other tasks' sampled items lies above every
     population model's on the same items (:class:`~harness_ext.methods.engine.item_crosstask.CrossTask`'s flag).
+    ``holds``: say that the design-based part's interval holds whatever the model is (False where the warning it
+    joins has said so).
     """
     if not widened:
         return ""
@@ -595,8 +599,8 @@ def widened_text(name: str, widened: dict, n_tasks: int) -> str:
     what = ("those tasks' intervals to also cover their" if len(widened) != 1 else "that task's interval to also cover its")
     return (f"beyond the population on the other tasks' sampled items for {len(widened)} of "
             f"{plural(n_tasks, 'task')}: its mean score over the other tasks' sampled items lies above every "
-            f"population model's ({shown}), so {name} widened {what} design-based part's (AIPW), whose interval holds "
-            f"whatever the model is ({KEPT_WORDS})")
+            f"population model's ({shown}), so {name} widened {what} design-based part's (AIPW)"
+            + (", whose interval holds whatever the model is" if holds else "") + f" ({KEPT_WORDS})")
 
 
 def _check_some_log_matches(manifest: dict, long: pd.DataFrame) -> None:

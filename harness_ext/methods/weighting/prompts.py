@@ -60,7 +60,7 @@ def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
 
 
 
-def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] = None,
+def samples_matrix(store, task: str, metric: Optional[str] = "acc", models: Optional[str] = None,
                    exclude_models=None) -> pd.DataFrame:
     """Models x prompts matrix of one lm-eval task from the store's per-sample scores.
 
@@ -68,7 +68,7 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     ----------
     store : harness_ext.store.db.Store
     task, metric : str
-        As in :func:`harness_ext.store.samples.prompt_matrix`.
+        As in :func:`harness_ext.store.samples.prompt_matrix` (``metric`` None: ``acc``, or the task's only one).
     models : str, optional
         Glob on model names.
     exclude_models : str or sequence of str, optional
@@ -96,6 +96,7 @@ def samples_matrix(store, task: str, metric: str = "acc", models: Optional[str] 
     from ...store.samples import prompt_matrix
 
     Q = prompt_matrix(store, task, metric)
+    metric = Q.attrs["metric"]  # the one chosen when none was asked for
     kept, unmatched = select_names(list(Q.columns), models, exclude_models)
     if models or exclude_models:
         Q = Q[kept]
