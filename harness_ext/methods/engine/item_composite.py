@@ -19,6 +19,8 @@
   source models. A target's own design variance from 50 answers is itself noisy; a composite weight chosen with
   it goes to the design part where that variance came out small by chance, and those targets' intervals
   under-cover (Fay and Herriot 1979 smoothed their direct variances for the same reason).
+* :func:`edge_hull`: the interval of a target whose design estimate lies just beyond the range, reaching the
+  regression's own interval on the range's side (that estimate is beyond partly by its own noise).
 
 References
 ----------

@@ -292,8 +292,10 @@ class CrossTask(_ItemEstimator):
     and takes the normal quantile; with ``calibrate`` the regression's error inside the population is
     scaled by ``interval_scale_``, the split-conformal factor under which the interleaved folds'
     held-out models are covered at ``level`` (:meth:`_calibrated_scale`). A target inside the
-    population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
-    fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
+    population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is.
+    With ``hull_edge``, a target whose design estimate lies beyond the range by less than :data:`GAP_LOWER_Z`
+    design standard errors has its interval reach the regression's own one on the range's side
+    (:func:`~.item_composite.edge_hull`). With fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
 
     A target **beyond the sources on the other tasks** (its mean over its sampled items of the benchmark's other
     tasks, each task weighted equally, above every source model's mean over the same items: evidence from far
