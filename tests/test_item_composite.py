@@ -150,3 +150,43 @@ def test_crosstask_smooths_the_design_variance_its_weight_reads():
     ratio = gvf_variance(est.gvf_, a.estimate, a.se ** 2) / a.se ** 2
     assert 0.6 <= np.median(ratio) <= 1.6  # the function follows the targets' own variances, without their noise
     assert CrossTask(smooth_variance=False).fit(source[0], items[0], others=fit_o).gvf_ is None
+
+
+def test_the_edge_hull_covers_the_design_carried_targets_just_beyond_the_range():
+    # Targets from the sources' population (scores 0.2-0.8, the sources' range 0.216-0.784): the design estimate
+    # has sd 5 points, the regression 2 points but cannot follow a target beyond the range. The composite's weight
+    # goes to the design part where its estimate lies beyond the range, partly by its own noise, so among those
+    # targets it errs outward and their intervals under-cover; reaching the regression's bound on the range's
+    # side covers them and leaves the rest as they were.
+    from harness_ext.methods.engine.item_composite import edge_hull
+
+    z, lo, hi = 1.6448536, 0.216, 0.784
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        p = rng.uniform(0.2, 0.8, 20000)
+        s, sd_m = np.full(p.size, 0.05), np.full(p.size, 0.02)
+        a, m = p + s * rng.normal(size=p.size), np.clip(p, lo, hi) + sd_m * rng.normal(size=p.size)
+        gap = np.maximum(0.0, np.maximum(a - hi, lo - a - s))
+        v_model = sd_m ** 2 + (5 * gap) ** 2
+        w = s ** 2 / (s ** 2 + v_model)
+        est, h = w * m + (1 - w) * a, z * np.sqrt(w ** 2 * v_model + (1 - w) ** 2 * s ** 2)
+        lower, upper = edge_hull(est - h, est + h, a, s, (lo, hi), m - z * sd_m, m + z * sd_m, 2.0)
+        before, after = np.abs(est - p) <= h, (lower <= p) & (p <= upper)
+        carried = w < 0.5
+        assert 0.03 <= carried.mean() <= 0.08
+        assert before[carried].mean() < 0.80 and after[carried].mean() > 0.88
+        assert 0.88 <= after[~carried].mean() <= 0.92 and after[~carried].mean() - before[~carried].mean() < 0.005
+        beyond = np.abs(np.where(a > hi, a - hi, np.where(a < lo, lo - a, 0.0))) >= 2 * s
+        assert np.array_equal(lower[beyond], (est - h)[beyond]) and np.array_equal(upper[beyond], (est + h)[beyond])
+        assert (lower <= est - h).all() and (upper >= est + h).all()  # only ever wider, the outer side kept
+
+
+def test_crosstask_hull_edge_off_is_the_interval_without_it():
+    source, target = _benchmark(60, seed=3), _benchmark(20, seed=4)
+    items = [random_items(S.shape[1], 30, 100 * k + 7) for k, S in enumerate(source)]
+    fit_o, pred_o = list(zip(source[1:], items[1:])), [T[:, it] for T, it in zip(target[1:], items[1:])]
+    on = CrossTask().fit(source[0], items[0], others=fit_o).predict(target[0][:, items[0]], others=pred_o)
+    off = CrossTask(hull_edge=False).fit(source[0], items[0], others=fit_o).predict(target[0][:, items[0]],
+                                                                                    others=pred_o)
+    assert np.array_equal(on.estimate, off.estimate)  # the point estimate is the same
+    assert (on.lower <= off.lower).all() and (on.upper >= off.upper).all()

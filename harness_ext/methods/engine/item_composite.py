@@ -19,6 +19,8 @@
   source models. A target's own design variance from 50 answers is itself noisy; a composite weight chosen with
   it goes to the design part where that variance came out small by chance, and those targets' intervals
   under-cover (Fay and Herriot 1979 smoothed their direct variances for the same reason).
+* :func:`edge_hull`: the interval of a target whose design estimate lies just beyond the range, reaching the
+  regression's own interval on the range's side (that estimate is beyond partly by its own noise).
 
 References
 ----------
@@ -125,3 +127,22 @@ def gvf_variance(coef: tuple | None, a, own) -> np.ndarray:
     p = np.clip(np.asarray(a, dtype=float), 0.0, 1.0)
     v = coef[0] + coef[1] * p * (1.0 - p)
     return np.where(v > 0, v, own)
+
+
+def edge_hull(lower, upper, a, sd_a, bounds: tuple, reg_lower, reg_upper, reach: float):
+    """``(lower, upper)`` with the range's side of each interval reaching the regression's own interval where the
+    design estimate ``a`` lies beyond ``bounds`` by less than ``reach`` design standard errors ``sd_a``.
+
+    A design estimate just beyond the sources' range gets the composite's weight because of its distance beyond
+    the range, and that distance is partly its own noise: among such targets the design estimate errs outward
+    (the selection that conditioning on ``a`` beyond the range makes). Their truth lies beyond the range or inside
+    it, where the regression (``reg_lower``, ``reg_upper``) reads it; the interval keeps its outer side and reaches
+    the regression's bound on the inner one. Beyond ``reach`` standard errors the distance is confidently real
+    and nothing changes.
+    """
+    lo, hi = bounds
+    a, sd_a = np.asarray(a, dtype=float), np.asarray(sd_a, dtype=float)
+    above = (a > hi) & (a - hi < reach * sd_a)
+    below = (a < lo) & (lo - a < reach * sd_a)
+    return (np.where(above, np.minimum(lower, reg_lower), lower),
+            np.where(below, np.maximum(upper, reg_upper), upper))

@@ -58,7 +58,7 @@ import numpy as np
 
 from .item_agreement import AGREEMENT_THRESHOLD, agreement_estimate, row_means, sources_agreement
 from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z, conformal_radius, radius_interval
-from .item_composite import clipped_gap, coverage_scale, fit_gvf, gvf_variance
+from .item_composite import clipped_gap, coverage_scale, edge_hull, fit_gvf, gvf_variance
 from .item_factor import StackedLearn
 from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
 from .item_working import choose_working, item_loadings, logistic_working
@@ -292,8 +292,10 @@ class CrossTask(_ItemEstimator):
     and takes the normal quantile; with ``calibrate`` the regression's error inside the population is
     scaled by ``interval_scale_``, the split-conformal factor under which the interleaved folds'
     held-out models are covered at ``level`` (:meth:`_calibrated_scale`). A target inside the
-    population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is. With
-    fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
+    population gets about the regression's precision; one beyond it the design-based estimate, whose interval holds whatever the model is.
+    With ``hull_edge``, a target whose design estimate lies beyond the range by less than :data:`GAP_LOWER_Z`
+    design standard errors has its interval reach the regression's own one on the range's side
+    (:func:`~.item_composite.edge_hull`). With fewer than ``min_models`` population models there is no regression: the estimate is the design-based one.
 
     A target **beyond the sources on the other tasks** (its mean over its sampled items of the benchmark's other
     tasks, each task weighted equally, above every source model's mean over the same items: evidence from far
@@ -325,8 +327,10 @@ class CrossTask(_ItemEstimator):
     def __init__(self, *, level: float = 0.90, alpha: float = 10.0, n_folds: int = 5, gap_scale: float = 5.0,
                  floor_margin: float = 1.0, min_models: int = 10, edge_slope: float = 2.0,
                  variance_scales: tuple = (0.0, 1.0), gap_clips: tuple = (1.0, 2.0, np.inf),
-                 frontier_share: float = 0.3, calibrate: bool = True, smooth_variance: bool = True):
+                 frontier_share: float = 0.3, calibrate: bool = True, smooth_variance: bool = True,
+                 hull_edge: bool = True):
         super().__init__(level=level)
+        self.hull_edge = hull_edge
         self.gap_clips = gap_clips
         self.frontier_share = frontier_share
         self.calibrate = calibrate
@@ -549,8 +553,14 @@ class CrossTask(_ItemEstimator):
         local = local_loo_mse(self.learn_.loo_residuals_, self.source_.mean(axis=1), m)
         est, centre, scaled, cross, fixed = self._interval_parts(a.estimate, a.lower, a.upper, a.se, m, v_m, local, w)
         se = np.sqrt(np.maximum(self.interval_scale_ ** 2 * scaled + self.interval_scale_ * cross + fixed, 0.0))
-        h = _z(self.level) * se
-        res = ItemEstimate(est, centre - h, centre + h, self.level, se)
+        z = _z(self.level)
+        lower, upper = centre - z * se, centre + z * se
+        if self.hull_edge:  # a design estimate just beyond the range: the inner side reaches the regression's bound
+            # the regression's own error (not the disagreement with a design estimate that is beyond by its noise)
+            r = z * self.interval_scale_ * np.sqrt(np.maximum(v_m, local))
+            lower, upper = edge_hull(lower, upper, a.estimate, a.se, self.range_, m - r, m + r, GAP_LOWER_Z)
+            se = np.maximum(se, (upper - lower) / (2 * z))
+        res = ItemEstimate(est, lower, upper, self.level, se)
         beyond = other_tasks_mean(others) - self.others_reach_ if others else np.full(len(est), np.nan)
         self.beyond_sources_ = beyond > 0
         res = widen_beyond_sources(res, a, beyond)
