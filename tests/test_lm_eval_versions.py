@@ -30,7 +30,7 @@ def _results(version: str) -> dict:
 
 
 class _Group:
-    """lm-eval 0.4.3-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
+    """lm-eval 0.4.5-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
 
     def __init__(self, name, alias, agg):
         self._config = types.SimpleNamespace(group=name, group_alias=alias)
