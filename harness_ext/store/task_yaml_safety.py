@@ -35,6 +35,9 @@ written by whoever ran the evaluation, so its configuration is treated as data:
   overlapping choices inside a repeat, refers back to a group, or puts overlapping repeats one after another;
 * ``num_fewshot`` and ``repeats`` must be whole numbers up to 1,000 (a prompt of 10**9 examples, or every request
   run 10**9 times, hangs the run).
+* a key older lm-eval releases refuse (``unsafe_code``, ``gen_prefix``, ``doc_to_image``, ``doc_to_audio``) is left
+  out when it holds its "off" value, which newer releases record for every task (:func:`portable_config`), and
+  named in the header, with the releases that refuse it, when it holds another.
 * a ``tag`` named as the task itself, the group or another of its tasks is dropped (:func:`without_taken_tags`):
   lm-eval indexes the tag in that task's place and skips the task's own file.
 
@@ -481,6 +484,26 @@ def without_taken_tags(config: dict, taken: set, dropped: list) -> None:
                     "tasks"})
 
 
+#: Task keys that older lm-eval releases refuse (their ``TaskConfig`` has no such field, and loading the YAML stops
+#: with ``TypeError: ... unexpected keyword argument``): the value that means "off", and the newest release checked
+#: that refuses the key (``TaskConfig``'s fields read from lm-eval 0.4.2, 0.4.5, 0.4.8, 0.4.9.2, 0.4.10 and 0.4.13).
+LATER_KEYS = {"unsafe_code": (False, "0.4.5"), "gen_prefix": (None, "0.4.5"), "doc_to_image": (None, "0.4.2"),
+              "doc_to_audio": (None, "0.4.8")}
+
+
+def portable_config(config: dict) -> list:
+    """Leave out of ``config`` (in place) the keys of :data:`LATER_KEYS` that hold their "off" value, which a newer
+    lm-eval records for every task: the task is the same without them, and older releases load it. Returns
+    ``[(key, release)]`` for those kept at another value: releases up to ``release`` refuse the task."""
+    newer = []
+    for key, (off, refused_by) in LATER_KEYS.items():
+        if key in config and config[key] is off:  # False and None are singletons: 0 or "" is not "off"
+            del config[key]
+        elif key in config:
+            newer.append((key, refused_by))
+    return newer
+
+
 def task_yaml_text(task: str, entry: dict, out_dir, reserved=()) -> str:
     """The text of ``<task>.yaml``: a header saying where it came from and what was left out, then the task.
 
@@ -495,6 +518,7 @@ def task_yaml_text(task: str, entry: dict, out_dir, reserved=()) -> str:
 
     config, dropped = safe_task_config(entry.get("config") or {}, out_dir, entry.get("local_data") or ())
     without_taken_tags(config, {task, *reserved}, dropped)
+    newer = portable_config(config)
     seen = {(d["key"], d["reason"]) for d in dropped}
     dropped += [d for d in entry.get("dropped") or [] if isinstance(d, dict) and (d.get("key"), d.get("reason")) not in seen]
     source = f"{entry.get('source')}" + (f" (defined in {entry['config_source']})" if entry.get("config_source") else "")
@@ -510,6 +534,8 @@ def task_yaml_text(task: str, entry: dict, out_dir, reserved=()) -> str:
         if any(d.get("key") not in _DATA_KEYS + _NOT_PART_OF_TASK and d.get("reason") != _NOT_A_KEY for d in dropped):
             head.append("# INCOMPLETE: values above defined how this task reads and scores its data; review them "
                         "and add safe equivalents before comparing its scores with the original runs.")
+    for key, release in newer:
+        head.append(comment(f"Needs an lm-eval newer than {release}: {release} and older refuse the key {key}."))
     doc = {"task": task}
     doc.update({k: v for k, v in config.items() if k != "task"})
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)

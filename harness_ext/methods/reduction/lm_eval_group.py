@@ -22,7 +22,8 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
                                                        metric_label, metric_parts, path_like_tasks, reads_as_file,
-                                                       LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, run_share,
+                                                       LM_EVAL_HARNESS, LM_EVAL_MIN, LM_EVAL_OVERRIDE_MIN,
+                                                       LM_EVAL_SAMPLES_MIN, OWN_TASK_BENCHMARKS, run_share,
                                                        helm_only, split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
@@ -162,6 +163,7 @@ def write_lm_eval_yaml(manifest: dict, out_dir: Path) -> list:
         item_files.append(samples)
         run.append(comment(f"Item subset: add --samples {cli_dir}/{samples.name} to run only the anchor items of "
                            f"{', '.join(map(quoted, items))} (then 'harness-ext predict' weights them; use --log_samples)"))
+    run += version_notes(sources, [t if isinstance(t, str) else t["task"] for t in tasks], bool(items), estimated)
     notes = task_file_notes(written, unknown) + _mean_metric_notes(manifest["subset"], estimated)
     if skipped:
         notes.append("# No lm-eval equivalent (run these in their own harness; see harness_ext.methods.reduction.harness_names):")
@@ -376,6 +378,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     none = "# No task of this reduction can run under lm-eval, so there is no group to run."
     if not listed:
         return [_group_file(out_dir / f"{group}.yaml", title, run, notes, None, none), samples] + inspect + written
+    run += version_notes(sources, [runs_as[t] for t in listed], True, estimated)
     doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
                                           f"{run_share(manifest)})",
            "task": [runs_as[t] for t in listed]}
@@ -384,6 +387,24 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
         files.append(_estimate_aggregation(doc, metrics[0], out_dir))
     doc["metadata"] = {"version": 1.0}
     return [_group_file(out_dir / f"{group}.yaml", title, run, notes, doc, none), *files] + written
+
+
+def version_notes(sources: dict, tasks: list, samples: bool, estimated: bool) -> list:
+    """The group header's lines on the lm-eval releases the folder needs (run live on 0.4.2 to 0.4.13): the
+    estimate's ``aggregate_metric_list``, ``--samples``, and a task defined here under the name of one of lm-eval's
+    own (``sources``: the manifest's ``lm_eval_tasks``), which older releases replace by their own."""
+    lines = []
+    if estimated:
+        lines.append(comment(f"Needs lm-eval {LM_EVAL_MIN} or later: 0.4.2 refuses the group's aggregate_metric_list."))
+    if samples:
+        lines.append(comment(f"--samples needs lm-eval {LM_EVAL_SAMPLES_MIN} or later: 0.4.8 and older stop at "
+                             "'unrecognized arguments: --samples'."))
+    own = [t for t in tasks if (sources.get(t) or {}).get("other_data") and (sources.get(t) or {}).get("origin") == "results"]
+    if own:
+        lines.append(comment(f"{', '.join(map(quoted, own[:6]))}{' ...' if len(own) > 6 else ''}: defined here under "
+                             f"the name{'s' * (len(own) > 1)} of lm-eval's own; lm-eval 0.4.8 and older run their own "
+                             f"task instead, without a word: use lm-eval {LM_EVAL_OVERRIDE_MIN} or later."))
+    return lines
 
 
 def _group_file(path: Path, title: str, run: list, notes: list, doc, none: str) -> Path:

@@ -9,8 +9,10 @@ benchmark, and the group YAML names :func:`estimate` as its aggregation::
       weight_by_size: false
 
 lm-eval (0.4.13) accepts a callable there but still prints the group's plain mean of the
-subset. Loading this file (lm-eval imports it when it reads the group YAML) therefore wraps
-``lm_eval.api.group.Group.aggregate`` once: for a group whose aggregation is this function,
+subset; lm-eval 0.4.5 to 0.4.10 call it as ``fn(values, sizes, weight_by_size)`` and print the one number it
+returns. Loading this file (lm-eval imports it when it reads the group YAML) therefore wraps
+``lm_eval.api.group.Group.aggregate`` once (on 0.4.5 to 0.4.10, which have no ``Group``,
+``evaluator_utils.consolidate_group_results``): for a group whose aggregation is this function,
 the row becomes the estimate ``harness-ext predict`` gives from the subset tasks' scores,
 on the harness's metric (``acc,estimate``, its standard error ``(upper - lower) / (2 z)``,
 and the 90% bounds ``acc_lower,estimate`` / ``acc_upper,estimate``); every other group is
@@ -134,15 +136,26 @@ def _install_hint(manifest, exc: ImportError) -> str:
     return f"upgrade harness-ext {have}: this folder was written by {wrote or 'a newer version'}"
 
 
-def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, samples=None) -> dict:
+def _plain_mean(values: list, sizes: list, weight_by_size) -> float:
+    """lm-eval's own group mean of the subtasks' ``values`` (weighted by ``sizes`` when asked), as lm-eval 0.4.5
+    to 0.4.10 compute it: what those releases get back from :func:`estimate` before :func:`_install` replaces the row."""
+    weights = [float(s) for s in sizes] if weight_by_size else [1.0] * len(values)
+    return sum(float(v) * w for v, w in zip(values, weights)) / sum(weights) if values and sum(weights) else float("nan")
+
+
+def estimate(group_metrics, task_metrics, tasks=None, metric=None, samples=None):
     """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
+
+    lm-eval 0.4.5 to 0.4.10 call a group's aggregation as ``fn(values, sizes, weight_by_size)`` and take one number
+    back: that call gets lm-eval's plain mean (:func:`_plain_mean`), and the row is replaced once the group's
+    metrics are all in (:func:`_install`).
 
     Parameters
     ----------
     group_metrics : dict
-        The row lm-eval computed (its plain mean of the subset).
+        The row lm-eval computed (its plain mean of the subset); from lm-eval 0.4.5-0.4.10, the subtasks' values.
     task_metrics : dict
-        Every task's metrics, ``{task: {"acc,none": ..., ...}}``.
+        Every task's metrics, ``{task: {"acc,none": ..., ...}}``; from lm-eval 0.4.5-0.4.10, the subtasks' sizes.
     tasks : list of str
         The group's leaf tasks.
     metric : str
@@ -153,11 +166,14 @@ def estimate(group_metrics: dict, task_metrics: dict, tasks: list, metric: str, 
 
     Returns
     -------
-    dict
-        The row: the estimate and its interval, or lm-eval's plain mean with an alias saying why not.
+    dict or float
+        The row: the estimate and its interval, or lm-eval's plain mean with an alias saying why not; to lm-eval
+        0.4.5-0.4.10's call, its plain mean.
     """
     import json
 
+    if isinstance(group_metrics, (list, tuple)):  # lm-eval 0.4.5-0.4.10: (values, sizes, weight_by_size)
+        return _plain_mean(group_metrics, task_metrics, tasks)
     row = dict(group_metrics)
     alias = row.get("alias") or row.get("name") or "reduced"
     manifest = None
@@ -206,7 +222,8 @@ def _install() -> None:
     """
     try:
         from lm_eval.api.group import Group
-    except ImportError:  # an lm-eval without Group (before 0.4.10): its table keeps the plain mean
+    except ImportError:  # an lm-eval without Group (0.4.5 to 0.4.10): the group results are consolidated in one call
+        _install_consolidate()
         return
     if getattr(Group.aggregate, "harness_ext_wrapped", False):
         return
@@ -240,6 +257,64 @@ def _install() -> None:
             state["samples"] = None
 
     evaluator_utils.aggregate_groups = aggregate_groups
+
+
+def _our_groups(task_dict: dict):
+    """``(group, aggregation config, function)`` of every group in lm-eval's ``task_dict`` (nested too) whose aggregation
+    is :func:`estimate` (lm-eval 0.4.5-0.4.10's ``ConfigurableGroup`` keys)."""
+    for key, value in (task_dict or {}).items():
+        config = getattr(key, "config", None)
+        if isinstance(config, dict):
+            for cfg in config.get("aggregate_metric_list") or []:
+                fn = cfg.get("aggregation") if isinstance(cfg, dict) else getattr(cfg, "aggregation", None)
+                if callable(fn) and getattr(fn, "harness_ext_group_estimate", False):
+                    yield key, cfg, fn
+        if isinstance(value, dict):
+            yield from _our_groups(value)
+
+
+def _install_consolidate() -> None:
+    """lm-eval 0.4.5-0.4.10: wrap ``consolidate_group_results`` (its outermost call) so that, once every group's
+    plain mean is in, a group whose aggregation is :func:`estimate` gets the estimate's row; and
+    ``consolidate_results`` only to keep the run's logged samples for an item-level row."""
+    try:
+        from lm_eval import evaluator, evaluator_utils
+    except ImportError:
+        return
+    plain = getattr(evaluator_utils, "consolidate_group_results", None)
+    plain_results = getattr(evaluator_utils, "consolidate_results", None)
+    if plain is None or plain_results is None or getattr(plain, "harness_ext_wrapped", False):
+        return
+    state = {"samples": None}
+
+    def consolidate_results(*args, **kwargs):
+        out = plain_results(*args, **kwargs)
+        state["samples"] = out[1] if isinstance(out, tuple) and len(out) > 1 else None
+        return out
+
+    def consolidate_group_results(results, versions, task_dict, task_root=None, *args, **kwargs):
+        out = plain(results, versions, task_dict, task_root, *args, **kwargs)
+        if task_root is not None:  # lm-eval's own recursion into a group
+            return out
+        groups = out[3] if len(out) > 3 and isinstance(out[3], dict) else {}
+        for group, cfg, fn in _our_groups(task_dict):
+            name = group.group_name
+            metric = cfg.get("metric") if isinstance(cfg, dict) else getattr(cfg, "metric", None)
+            if name in out[0] and metric:
+                row = {"alias": getattr(group, "group_alias", None) or name, **out[0][name]}
+                row = out[0][name] = fn(row, out[0], list(groups.get(name) or []), metric, samples=state["samples"])
+                # These releases print the group's configured alias, not the row's: a row that is not the
+                # estimate says so there too.
+                if row.get("alias") and getattr(group, "_config", None) is not None:
+                    group._config.group_alias = row["alias"]
+        return out
+
+    consolidate_group_results.harness_ext_wrapped = True
+    for module in (evaluator_utils, evaluator):  # lm-eval's evaluator imported both by name
+        if getattr(module, "consolidate_group_results", None) is plain:
+            module.consolidate_group_results = consolidate_group_results
+        if getattr(module, "consolidate_results", None) is plain_results:
+            module.consolidate_results = consolidate_results
 
 
 _install()

@@ -573,10 +573,13 @@ def other_data_warnings(found: dict) -> list:
         return f"{quoted(t)} ({path}{' ' + str(name) if name else ''}, where lm-eval's {theirs})"
 
     out = []
-    for origin, what in (("results", "the folder defines it from the results files, which lm-eval 0.4.13 runs in "
-                                     "place of its own, logging that the folder's task overrides it (an lm-eval "
-                                     "that keeps its own task would run other documents than the population's: "
-                                     "check that line of its log, or rename the task)"),
+    from .harness_names import LM_EVAL_OVERRIDE_MIN
+
+    for origin, what in (("results", f"the folder defines it from the results files, which lm-eval {LM_EVAL_OVERRIDE_MIN} "
+                                     "and later run in place of their own (0.4.13 logs that the folder's task "
+                                     "overrides it); lm-eval 0.4.8 and older keep their own task, without a word, "
+                                     "and would run other documents than the population's: run this folder with "
+                                     f"lm-eval {LM_EVAL_OVERRIDE_MIN} or later, or rename the task"),
                          ("lm_eval", "their definitions cannot be rebuilt from the results (Python functions), so "
                                      "the group runs lm-eval's own task of that name, on other documents than the "
                                      "population's: add the task's own YAML to the folder, or rename the task")):
