@@ -131,7 +131,7 @@ def write_helm_conf(manifest: dict, out_dir: Path) -> list:
     # HELM's reader requires the entries field (a conf of comments alone stops helm-run with a traceback); an
     # empty list reads, and helm-run says it has no run specs and stops.
     none = ("No run entry of this subset is left to write (see above)" if refused or plan else
-            "No dataset of this subset has a HELM run entry")
+            f"No {'task' if items else 'dataset'} of this subset has a HELM run entry")
     body = ("entries: [\n" + ",\n".join(lines) + "\n]\n" if lines else
             f"# {none}, so there is nothing for helm-run to run.\nentries: []\n")
     path = Path(out_dir) / name

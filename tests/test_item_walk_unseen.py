@@ -197,3 +197,18 @@ def test_a_table_named_by_its_file_says_why_it_matched_no_task(reduced, tmp_path
     said = [w for w in pred.warnings if "humaneval_items.csv: 0 of its 50 item scores matched" in w]
     assert said and "humaneval_items is the file's name, which names the task" in said[0], pred.warnings
     assert "add a task column" in said[0], said
+
+
+def test_an_item_helm_conf_with_nothing_to_run_speaks_of_tasks(tmp_path):
+    """EvalPlus's tasks have no HELM run entry: the item conf said "No dataset of this subset", the dataset path's
+    words."""
+    from harness_ext.plugins.manifest_writers import write_helm_conf
+
+    entry = {"name": "humaneval_plus", "benchmark": "evalplus", "metric": "pass1", "task": "humaneval_plus",
+             "num_fewshot": None}
+    manifest = {"kind": "items", "subset": [entry], "design": {"n_per_task": 25},
+                "tasks": {"humaneval_plus": {"n_items": 164, "n_run": 25}}, "cost": {"items_run": 25}}
+    [path] = write_helm_conf(manifest, tmp_path)
+    text = path.read_text()
+    assert "# No task of this subset has a HELM run entry, so there is nothing for helm-run to run." in text, text
+    assert text.endswith("entries: []\n")
