@@ -212,3 +212,21 @@ def test_an_item_helm_conf_with_nothing_to_run_speaks_of_tasks(tmp_path):
     text = path.read_text()
     assert "# No task of this subset has a HELM run entry, so there is nothing for helm-run to run." in text, text
     assert text.endswith("entries: []\n")
+
+
+def test_the_group_header_counts_the_items_it_runs(tmp_path):
+    """With MBPP+ left out of the group (lm-eval ships a task of that name), the header said the group's run gives
+    every task's estimate from all 50 drawn items; it runs the other task's 25."""
+    import shutil
+
+    pop = tmp_path / "pop"
+    shutil.copytree(EVALPLUS, pop)
+    side = pop / "humaneval_plus.parquet.meta.yaml"
+    side.write_text(side.read_text().replace("task: humaneval_plus", "task: heplus"))
+    db, out = str(tmp_path / "s.duckdb"), tmp_path / "red"
+    assert main(["ingest", "-q", "--db", db, str(pop)]) == 0
+    assert main(["reduce", "-q", "--db", db, "--items", "25", "--out", str(out)]) == 0
+    head = (out / "harness_ext_reduced.yaml").read_text()
+    assert ("(25 items of 1 task here, drawn at random; for every task's estimate, also the drawn items of the 1 "
+            "task left out below, run in their own harness: 50 of 542 items in all)") in head, head
+    assert "it gives every task's estimate" not in head

@@ -312,6 +312,17 @@ def _unverified_names_warnings(manifest: dict, kept: set) -> list:
     return out
 
 
+def _items_said(tasks: dict, listed: list, cost: dict) -> str:
+    """The Run hint's count of items: the group's, and the tasks left out of it when there are any."""
+    if len(listed) == len(tasks):
+        return f"({cost['items_run']:,} of {cost['items_full']:,} items, drawn at random; it gives every task's estimate)"
+    here = sum(int(tasks[t].get("n_run") or 0) for t in listed)
+    left = len(tasks) - len(listed)
+    return (f"({here:,} items of {len(listed)} task{'s' * (len(listed) != 1)} here, drawn at random; for every task's "
+            f"estimate, also the drawn items of the {left} task{'s' * (left != 1)} left out below, run in their own "
+            f"harness: {cost['items_run']:,} of {cost['items_full']:,} items in all)")
+
+
 def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     """``<group>.yaml`` (every task of the manifest) and ``<group>_samples.json`` (the drawn items per task); with
     tasks from Inspect logs, ``inspect_sample_ids.json`` too (:mod:`~.inspect_samples`), and that alone when every
@@ -337,11 +348,11 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
                      and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin")
                      and not b.get("harness_task"))
+    listed, clash, pathy = items_group_tasks(manifest)
     title = comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
     run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {cli_dir} --tasks {group} "
                       f"--samples {cli_dir}/{samples.name} --log_samples --output_path results/"),
-              comment(f"then: harness-ext predict -m {cli_dir} results/  ({cost['items_run']:,} of {cost['items_full']:,} "
-                      "items, drawn at random; it gives every task's estimate)")]
+              comment(f"then: harness-ext predict -m {cli_dir} results/  " + _items_said(tasks, listed, cost))]
     metrics = [b.get("metric") for b in tasks.values()]
     estimated = all(isinstance(m, str) and m for m in metrics)
     mixed = len(set(metrics)) > 1
@@ -360,7 +371,6 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                              "that order"))
     notes += declared_note(runs_as)
     sources = manifest.get("lm_eval_tasks") or {}
-    listed, clash, pathy = items_group_tasks(manifest)
     if pathy:
         notes.append("# Left out of the group: named with a '/' or '\\', which lm-eval's --log_samples reads as "
                      "folders (its samples would be lost); rename them in their tables:")
