@@ -166,17 +166,9 @@ def spearman_similarity(X, min_periods: int = 1) -> np.ndarray:
     ``pandas.DataFrame.corr(method="spearman")`` and ``scipy.stats.spearmanr``
     on the pairwise-complete rows do. Complete data are ranked once (one
     centred product of ranks); with missing cells see :func:`_spearman_masked`
-    (each column sorted once, no re-ranking per partner).
-
-    Parameters
-    ----------
-    X : array-like, shape (n, p)
-    min_periods : int, default 1
-        Pairs sharing fewer rows are NaN (as pandas; fewer than two is always NaN).
-
-    Returns
-    -------
-    numpy.ndarray, shape (p, p)
+    (each column sorted once, no re-ranking per partner). Parameters and result as
+    :func:`~harness_ext.methods.similarity.measures.pearson_similarity`'s: ``X`` (n, p), pairs sharing fewer
+    than ``min_periods`` rows NaN, a (p, p) matrix.
 
     References
     ----------
