@@ -225,7 +225,7 @@ def _csv_near_miss(src: SourceFile) -> str:
 def wide_item_table_hint(header) -> str:
     """What to do with a table whose first column is named as item ids (``item``, ``doc_id``, ...) and which has
     other columns, and no sidecar: an items x models table, which only its sidecar declares; else ``""``."""
-    from .item_table_read import ITEM_COLUMNS
+    from .item_format import ITEM_COLUMNS
 
     cells = [str(c).strip() for c in header]
     if len(cells) < 2 or cells[0].lower() not in ITEM_COLUMNS:

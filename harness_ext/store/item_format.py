@@ -18,6 +18,11 @@ from ..errors import IngestError
 #: Layouts of an item-response table (:mod:`harness_ext.store.item_tables` describes each).
 LAYOUTS = ("long", "items_x_models", "models_x_items")
 ITEMS_KEYS = ("layout", "task", "metric", "benchmark", "harness_tasks")
+#: The header names a long table's columns are read by (the first present of each), and the optional ones.
+MODEL_COLUMNS = ("model", "model_name", "model_id")
+ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
+SCORE_COLUMNS = ("score", "correct", "is_correct", "value")
+OPTIONAL_COLUMNS = ("task", "metric", "benchmark")
 
 
 def items_block(block, path) -> dict:

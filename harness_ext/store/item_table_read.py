@@ -35,13 +35,10 @@ import pandas as pd
 from ..errors import IngestError
 from .ingest_files import file_hash
 from .item_dedupe import dedupe_items as _dedupe
-from .item_format import LAYOUTS, ItemTable, harness_tasks_of, table_sha
+from .item_format import (ITEM_COLUMNS, LAYOUTS, MODEL_COLUMNS, OPTIONAL_COLUMNS, SCORE_COLUMNS, ItemTable,
+                          harness_tasks_of, table_sha)
 from .item_ids import file_item_ids
 
-MODEL_COLUMNS = ("model", "model_name", "model_id")
-ITEM_COLUMNS = ("item", "item_id", "doc_id", "question_id", "sample_id", "instance_id")
-SCORE_COLUMNS = ("score", "correct", "is_correct", "value")
-OPTIONAL_COLUMNS = ("task", "metric", "benchmark")
 SUFFIXES = (".parquet", ".csv", ".tsv")
 #: Largest item table read (bytes on disk); a longer one is refused rather than read into memory.
 MAX_BYTES = 2 * 1024 ** 3

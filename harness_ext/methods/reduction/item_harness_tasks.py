@@ -159,12 +159,22 @@ def logs_as_manifest_tasks(manifest: dict, long):
     return long.assign(task=long["task"].astype(str).replace(back))
 
 
+def items_group_tasks(manifest: dict) -> tuple:
+    """``(listed, clash, pathy)``: an item manifest's tasks the lm-eval group runs, and those it leaves out because
+    lm-eval has a task or group of the same name (``clash``) or because the name holds a '/' or '\\' (``pathy``)."""
+    tasks, sources = manifest["tasks"], manifest.get("lm_eval_tasks") or {}
+    # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
+    clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
+    # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
+    pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
+    return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
+
+
 def where_left_out_tasks_run(manifest: dict, left: list) -> str:
     """Where the drawn items of the tasks the HELM conf leaves out (``left``) can run: the lm-eval group, for the
     tasks it lists; a task it leaves out too (HELM Lite's ``mmlu``, named like lm-eval's 57-subject group) only where
     it came from."""
     from .inspect_samples import inspect_only
-    from .lm_eval_group import items_group_tasks
 
     tasks = manifest["tasks"]
     grouped = set(items_group_tasks(manifest)[0]) if not inspect_only(manifest) else set()

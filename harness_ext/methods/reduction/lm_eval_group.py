@@ -27,7 +27,7 @@ from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_
                                                        helm_only, split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
-from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names
+from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names, items_group_tasks
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.report import plural
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
@@ -192,17 +192,6 @@ def _mean_metric_notes(subset: list, estimated: bool) -> list:
                              f"{ESTIMATE_MODULE}.py, which reads each task's score as the manifest does; without "
                              "harness-ext the row is that one metric's plain mean, not the score"))
     return lines
-
-
-def items_group_tasks(manifest: dict) -> tuple:
-    """``(listed, clash, pathy)``: an item manifest's tasks the lm-eval group runs, and those it leaves out because
-    lm-eval has a task or group of the same name (``clash``) or because the name holds a '/' or '\\' (``pathy``)."""
-    tasks, sources = manifest["tasks"], manifest.get("lm_eval_tasks") or {}
-    # A task named like one of lm-eval's own (HELM Lite's "mmlu") would run lm-eval's, whole: left out, with why.
-    clash = [t for t in tasks if (sources.get(t) or {}).get("builtin")]
-    # A table's task named with a '/' or '\\': lm-eval's --log_samples would write its log through folders.
-    pathy = [t for t in tasks if (sources.get(t) or {}).get("path_like")]
-    return [t for t in tasks if t not in clash and t not in pathy], clash, pathy
 
 
 def task_list_lines(manifest: dict) -> tuple:
