@@ -19,7 +19,6 @@ From 0.4.3 on lm-eval writes ``samples_<task>_<date>.jsonl`` (:mod:`harness_ext.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import os
@@ -190,45 +189,36 @@ def _checked(frame, doc: dict, task: str, results_name: str) -> str:
     return "; ".join(parts)
 
 
-def read_early_samples(path, found: tuple, model: Optional[str] = None) -> tuple:
-    """Parse one lm-eval 0.4.0-0.4.2 samples file into ``(model, task, frame, sha256)``.
+def early_model(path, found: tuple, model: Optional[str] = None) -> str:
+    """The model of the samples file ``path`` (``found``: :func:`early_samples_task`'s answer): ``model`` when given,
+    else as the results file beside it names it (:func:`harness_ext.adapters.lm_eval.model_name`, as its results
+    are stored); IngestError when that results file is of another run."""
+    from harness_ext.adapters.lm_eval import model_name
 
-    ``found``: :func:`early_samples_task`'s answer for ``path``. The model is named from the results file
-    beside it (:func:`harness_ext.adapters.lm_eval.model_name`, as its results are) unless ``model`` is given.
-    ``frame`` is :func:`harness_ext.store.sample_logs.sample_frame`'s, its ``attrs["notes"]`` say how it was read.
+    task, res, doc = found
+    if model:
+        return str(model)
+    if res is None:
+        raise IngestError(path, f"named as lm-eval 0.4.0-0.4.2 name the samples of task {task}, but the "
+                                f"{RESULTS_NAME} beside it is of another run (model_args "
+                                f"{doc['config']['model_args'][:80]!r}): lm-eval 0.4.0-0.4.2 overwrite it when "
+                                "two runs share a folder; keep each run in its own folder (in Python, pass model=)")
+    return model_name(doc["config"], res, fallback=doc.get("model_name"))[0]
+
+
+def early_records(path, text: str, found: tuple) -> tuple:
+    """``(records, note)`` of the samples file ``path`` whose ``text`` is read: ``(sample number, sample with its
+    filter)`` pairs for :func:`harness_ext.store.sample_logs.sample_frame`, and the note saying how it was read.
 
     Raises
     ------
     IngestError
-        On anything that is not such a log, or a log whose documents do not match its task's filters.
+        For a text that is not a JSON array of objects, or whose documents do not match its task's filters.
     """
-    import gzip
-
-    from harness_ext.adapters.lm_eval import model_name
-
-    from .sample_logs import _open_text, frame_notes, sample_frame
-
-    path = Path(path)
     task, res, doc = found
     results_name = res.name if res is not None else RESULTS_NAME
     try:
-        raw = _open_text(path)
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise IngestError(path, f"not a valid gzip file: {exc}") from None
-    if model is None and res is None:
-        raise IngestError(path, f"named as lm-eval 0.4.0-0.4.2 name the samples of task {task}, but the "
-                                f"{results_name} beside it is of another run (model_args "
-                                f"{doc['config']['model_args'][:80]!r}): lm-eval 0.4.0-0.4.2 overwrite it when "
-                                "two runs share a folder; keep each run in its own folder (in Python, pass model=)")
-    model = str(model) if model else model_name(doc["config"], res, fallback=doc.get("model_name"))[0]
-    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
-    try:
-        text = raw.decode("utf-8")
         samples = json.loads(text)
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8: {exc}") from None
     except ValueError as exc:
         raise IngestError(path, f"not JSON (lm-eval 0.4.0-0.4.2 write one JSON array): {exc}") from None
     except RecursionError:
@@ -238,15 +228,15 @@ def read_early_samples(path, found: tuple, model: Optional[str] = None) -> tuple
                                 "0.4.0-0.4.2 write")
     filters = _filters(doc, task)
     records, n_docs = _with_filters(path, samples, filters, results_name)
-    left_out: list = []
-    corpus: list = []
-    frame = sample_frame(path, records, text, {"model": model, "task": task}, left_out, corpus, where="sample")
-    notes = frame_notes(path, frame, left_out, corpus)
     how = f"read as lm-eval 0.4.0-0.4.2's samples of task {task} (a JSON array; the model from {results_name})"
     if len(filters) > 1:
         how += (f"; {_count(n_docs, 'document')} logged once per filter without the filter's name: the k-th "
                 f"logging of a document read as the k-th filter of the task's config ({', '.join(filters)})")
-    check = _checked(frame, doc, task, results_name) if res is not None else ""
-    notes.insert(0, how + (f"; {check}" if check else ""))
-    frame.attrs["notes"] = notes
-    return model, task, frame, sha
+    return records, how
+
+
+def early_check(frame, found: tuple) -> str:
+    """How each stored metric's mean compares with the score the results file beside reports (:func:`_checked`);
+    '' for the log of another run, whose results file is not its own."""
+    task, res, doc = found
+    return _checked(frame, doc, task, res.name) if res is not None else ""

@@ -323,10 +323,10 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     if task is None:
         m = SAMPLES_FILE_RE.match(path.name)
         if not m:
-            from .early_sample_logs import early_samples_task, read_early_samples
+            from .early_sample_logs import early_samples_task
 
             if found := early_samples_task(path):  # lm-eval 0.4.0-0.4.2's <model_args>_<task>.jsonl
-                return read_early_samples(path, found, model)
+                return _read_early(path, found, model)
             raise IngestError(path, "not named samples_<task>_<date>.jsonl; pass task=")
         task = m.group("task")
     try:
@@ -345,6 +345,33 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     corpus: list = []
     frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out, corpus)
     frame.attrs["notes"] = frame_notes(path, frame, left_out, corpus)  # read by ingest_samples into the report
+    return model, task, frame, sha
+
+
+def _read_early(path: Path, found: tuple, model: Optional[str]) -> tuple:
+    """:func:`read_samples` of lm-eval 0.4.0-0.4.2's ``<model_args>_<task>.jsonl`` (``found``:
+    :func:`harness_ext.store.early_sample_logs.early_samples_task`'s answer): a JSON array, its filters by order."""
+    from .early_sample_logs import early_check, early_model, early_records
+
+    try:
+        raw = _open_text(path)
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise IngestError(path, f"not a valid gzip file: {exc}") from None
+    model, task = early_model(path, found, model), found[0]
+    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"not UTF-8: {exc}") from None
+    records, how = early_records(path, text, found)
+    left_out: list = []
+    corpus: list = []
+    frame = sample_frame(path, records, text, {"model": model, "task": task}, left_out, corpus, where="sample")
+    notes = frame_notes(path, frame, left_out, corpus)
+    check = early_check(frame, found)
+    frame.attrs["notes"] = [how + (f"; {check}" if check else "")] + notes
     return model, task, frame, sha
 
 
