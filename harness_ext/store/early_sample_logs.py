@@ -11,8 +11,10 @@ Despite its suffix the file is one indented JSON array, not JSON lines. Its samp
 ``target``, ``arguments``, ``resps``, ``filtered_resps`` and the metric values, but no ``filter``, ``metrics`` or
 hashes: a task scored under several filters (``strict-match`` and ``flexible-extract``) logs each document once per
 filter, in the order of the task's ``filter_list`` (lm-eval's evaluator loops over the filters, then the documents).
-The reader here names the k-th logging of a document as the k-th filter of the task's config in the results file,
-says so in the file's notes, and checks each metric's mean against the score the results file reports.
+(With several GPUs each rank's samples follow one another, a rank logging its documents once per filter in that
+order, so the count per document holds.) The reader here names the k-th logging of a document as the k-th filter of
+the task's config in the results file, says so in the file's notes, and checks each metric's mean against the score
+the results file reports.
 From 0.4.3 on lm-eval writes ``samples_<task>_<date>.jsonl`` (:mod:`harness_ext.store.sample_logs`).
 """
 
