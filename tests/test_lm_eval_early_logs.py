@@ -151,3 +151,22 @@ def test_predict_reads_lm_eval_0_4_2_logs_and_the_estimate_is_the_results_files_
     # Every item was run (0.4.2 has no --samples): each task is observed, the estimate is their plain mean.
     assert agg["aggregate"] == pytest.approx(sum(reported.values()) / 7, abs=1e-12)
     assert agg["n_observed"] == 7
+
+
+@pytest.mark.parametrize("results", ["not json", "[" * 100_000, '{"config": {"model_args": 5}, "configs": {}}', None])
+def test_a_hostile_results_file_makes_no_log_of_the_file_beside_it(tmp_path, results):
+    import os
+
+    run = _as_written(FIX / "lm_eval_0.4.1", tmp_path / "run")
+    (run / "results.json").unlink()
+    if results is None:
+        os.mkfifo(run / "results.json")  # read without waiting: refused as no regular file
+    else:
+        (run / "results.json").write_text(results)
+    log = run / f"{PREFIX}_t_mc.jsonl"
+    assert not is_samples_file(log)
+    with Store.open(":memory:") as s:
+        rep = ingest_paths(s, [log], show_progress=False)
+        assert [f.status for f in rep.files] == ["skipped"]
+        assert "samples" not in s.con.execute("SHOW TABLES").fetchdf().get("name", []).tolist() or \
+            s.con.execute("SELECT count(*) FROM samples").fetchone()[0] == 0

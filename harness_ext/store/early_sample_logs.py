@@ -37,6 +37,8 @@ RESULTS_NAME = "results.json"
 #: Without a ``results.json``, the other ``.json`` files of a folder are looked at (``--output_path run.json``)
 #: only when there are at most this many, so a folder of thousands of JSON files is not read for one ``.jsonl``.
 _MAX_OTHER_JSON = 20
+#: ... and only those of at most this size (a results file of lm-eval's 57 MMLU tasks is about 0.3 MB).
+_MAX_OTHER_JSON_BYTES = 32 * 2**20
 _SUFFIX_RE = re.compile(r"\.jsonl(?:\.gz)?$")
 #: What lm-eval 0.4.0-0.4.2 call the samples of a task scored without a ``filter_list``.
 _NO_FILTER = "none"
@@ -64,7 +66,8 @@ def runs_beside(path) -> tuple:
     """The lm-eval 0.4.0-0.4.2 results files in the folder of ``path``: ``(results path, document)`` pairs.
 
     A results file of that shape has ``config.model_args`` as text and ``configs`` and ``results`` objects.
-    ``results.json`` when the folder has one, else its other ``.json`` files (at most :data:`_MAX_OTHER_JSON`).
+    ``results.json`` when the folder has one, else its other ``.json`` files (at most :data:`_MAX_OTHER_JSON`, of
+    at most :data:`_MAX_OTHER_JSON_BYTES` each).
     A file that cannot be read or is of another shape is passed over: ingested, it reports its own problem.
     """
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
@@ -83,11 +86,12 @@ def _runs_in(folder: str, key: tuple) -> tuple:
             return ()
         if len(names) > _MAX_OTHER_JSON:
             return ()
+    limit = _max_file_bytes() if key[1] is not None else min(_max_file_bytes(), _MAX_OTHER_JSON_BYTES)
     runs = []
     for name in names:
         p = Path(folder, name)
         try:
-            doc = json.loads(read_bytes(p, "lm-eval results file", _max_file_bytes(), IngestError))
+            doc = json.loads(read_bytes(p, "lm-eval results file", limit, IngestError))
         except (IngestError, OSError, ValueError, RecursionError):
             continue
         cfg = doc.get("config") if isinstance(doc, dict) else None
