@@ -1,8 +1,8 @@
 """Deterministic stand-in models for lm-evaluation-harness, and a small local benchmark (no torch, no downloads).
 
 ``standin`` is an ``lm_eval.api.model.LM`` registered in lm-eval's model registry.
-It answers multiple-choice ``loglikelihood`` requests (and ``generate_until`` ones with the chosen option's text) from a seeded ability
-profile: model ``seed`` has a two-dimensional ability ``z`` (drawn from the
+It answers multiple-choice ``loglikelihood`` requests (and ``generate_until`` ones with the chosen option's
+text) from a seeded ability profile: model ``seed`` has a two-dimensional ability ``z`` (drawn from the
 seed), each task has loadings ``a`` and an offset ``c`` and each item a
 difficulty ``b`` (all in the task's JSON lines), and the model answers an item
 correctly with probability ``sigmoid(z . a + c - b)``, decided by a hash of

@@ -85,9 +85,9 @@ class ItemPrediction(PredictionResult):
 
 
 #: What a per-item log path is, said when a file given is none of them.
-LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples (0.4.0-0.4.2: <model_args>_<task>.jsonl "
-             "beside results.json), an Every Eval Ever "
-             "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
+LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples (0.4.0-0.4.2: "
+             "<model_args>_<task>.jsonl beside results.json), an Every Eval Ever <evaluation>_samples.jsonl, a HELM "
+             "run's per_instance_stats.json, an Inspect AI log, .eval or .json "
              "with its samples, a lighteval details_<task>_<date>.parquet, written with --save-details, or an "
              "item-response table (one model's or several's), .parquet, .csv or .tsv, long by its header or declared "
              "by its <file>.meta.yaml")
