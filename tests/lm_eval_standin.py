@@ -1,8 +1,8 @@
 """Deterministic stand-in models for lm-evaluation-harness, and a small local benchmark (no torch, no downloads).
 
 ``standin`` is an ``lm_eval.api.model.LM`` registered in lm-eval's model registry.
-It answers multiple-choice ``loglikelihood`` requests from a seeded ability
-profile: model ``seed`` has a two-dimensional ability ``z`` (drawn from the
+It answers multiple-choice ``loglikelihood`` requests (and ``generate_until`` ones with the chosen option's
+text) from a seeded ability profile: model ``seed`` has a two-dimensional ability ``z`` (drawn from the
 seed), each task has loadings ``a`` and an offset ``c`` and each item a
 difficulty ``b`` (all in the task's JSON lines), and the model answers an item
 correctly with probability ``sigmoid(z . a + c - b)``, decided by a hash of
@@ -142,7 +142,14 @@ def register():
             raise NotImplementedError("the stand-in answers multiple-choice tasks only")
 
         def generate_until(self, requests, disable_tqdm=False):
-            raise NotImplementedError("the stand-in answers multiple-choice tasks only")
+            # The chosen option's text, as "The answer is X." on some items and "X" alone on others, so a strict
+            # and a lenient filter of one task score differently (the document carries "choices" and "answer").
+            out = []
+            for r in requests:
+                pick = answer(self.seed, r.task_name, r.doc_id, r.doc)
+                text = r.doc["choices"][pick]
+                out.append(f"The answer is {text}." if _u(self.seed, r.task_name, r.doc_id, "form") < 0.5 else text)
+            return out
 
     _REGISTERED = StandIn
     return StandIn

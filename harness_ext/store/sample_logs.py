@@ -54,9 +54,13 @@ EEE_SAMPLES_RE = re.compile(r"^(?!samples_).+_samples\.jsonl(?:\.gz)?$")
 
 
 def is_samples_file(path) -> bool:
-    """Whether ``path`` is named like a per-sample log: lm-eval's or Every Eval Ever's instance-level records."""
+    """Whether ``path`` is named like a per-sample log: lm-eval's or Every Eval Ever's instance-level records, or
+    lm-eval 0.4.0-0.4.2's ``<model_args>_<task>.jsonl`` beside their results file
+    (:func:`harness_ext.store.early_sample_logs.early_samples_task`)."""
+    from .early_sample_logs import early_samples_task
+
     name = os.path.basename(os.fspath(path))
-    return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name))
+    return bool(SAMPLES_FILE_RE.match(name) or EEE_SAMPLES_RE.match(name) or early_samples_task(path))
 
 
 #: Prefixes of a text sample id that only number the item (``id147``, HELM's instance ids): read as the number.
@@ -319,6 +323,10 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     if task is None:
         m = SAMPLES_FILE_RE.match(path.name)
         if not m:
+            from .early_sample_logs import early_samples_task
+
+            if found := early_samples_task(path):  # lm-eval 0.4.0-0.4.2's <model_args>_<task>.jsonl
+                return _read_early(path, found, model)
             raise IngestError(path, "not named samples_<task>_<date>.jsonl; pass task=")
         task = m.group("task")
     try:
@@ -336,6 +344,40 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     left_out: list = []
     corpus: list = []
     frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out, corpus)
+    frame.attrs["notes"] = frame_notes(path, frame, left_out, corpus)  # read by ingest_samples into the report
+    return model, task, frame, sha
+
+
+def _read_early(path: Path, found: tuple, model: Optional[str]) -> tuple:
+    """:func:`read_samples` of lm-eval 0.4.0-0.4.2's ``<model_args>_<task>.jsonl`` (``found``:
+    :func:`harness_ext.store.early_sample_logs.early_samples_task`'s answer): a JSON array, its filters by order."""
+    from .early_sample_logs import early_check, early_model, early_records
+
+    try:
+        raw = _open_text(path)
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise IngestError(path, f"not a valid gzip file: {exc}") from None
+    model, task = early_model(path, found, model), found[0]
+    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"not UTF-8: {exc}") from None
+    records, how = early_records(path, text, found)
+    left_out: list = []
+    corpus: list = []
+    frame = sample_frame(path, records, text, {"model": model, "task": task}, left_out, corpus, where="sample")
+    notes = frame_notes(path, frame, left_out, corpus)
+    check = early_check(frame, found)
+    frame.attrs["notes"] = [how + (f"; {check}" if check else "")] + notes
+    return model, task, frame, sha
+
+
+def frame_notes(path, frame: pd.DataFrame, left_out: list, corpus: list) -> list:
+    """The notes of a samples file's frame: the values :func:`sample_frame` ``left_out`` and the metrics it found
+    logged as a ``corpus`` metric's inputs; IngestError when the frame is empty."""
     # F1, BLEU, MCC and perplexity are computed over the whole set: lm-eval logs each sample's inputs to them
     # (a [reference, prediction] or [loglikelihood, length] pair), which is no score of that sample.
     pairs = ", ".join(dict.fromkeys(corpus))
@@ -348,12 +390,11 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
              f"finite (NaN, Infinity) left out: {', '.join(dict.fromkeys(left_out))}"] if left_out else []
     if why:
         notes.append(f"not stored: {why}")
-    frame.attrs["notes"] = notes  # read by ingest_samples into the file's report
-    return model, task, frame, sha
+    return notes
 
 
 def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict] = None,
-                 left_out: Optional[list] = None, corpus: Optional[list] = None) -> pd.DataFrame:
+                 left_out: Optional[list] = None, corpus: Optional[list] = None, where: str = "line") -> pd.DataFrame:
     """The per-item scores of lm-eval's logged samples: columns ``doc_id, metric, value, doc_hash, prompt_hash``.
 
     ``records``: ``(line number, sample)`` pairs, from a ``samples_*.jsonl`` file (its ``text``) or from
@@ -361,24 +402,26 @@ def sample_frame(path, records, text: Optional[str] = None, names: Optional[dict
     ``metric,filter``; values that are not numbers (perplexity's pairs) are not per-item scores
     and are skipped; a listed metric whose value is null, a string, NaN or Infinity is appended to ``left_out`` (when given), to
     be reported, and a metric logged as anything else (a list: a corpus-level metric's inputs) to ``corpus``.
-    The strings are checked (with ``names``, ``{what: name}``) before a frame holds them.
+    The strings are checked (with ``names``, ``{what: name}``) before a frame holds them. ``where``: what a
+    record's number counts in errors (``line``; ``sample`` for a JSON array's).
     """
-    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records, left_out, corpus)
+    doc_ids, metrics, values, doc_hashes, prompt_hashes = _sample_columns(path, records, left_out, corpus, where)
     _check_stored_text(path, text, {**(names or {}), "metric": list(dict.fromkeys(metrics))},
                        {"doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
     return pd.DataFrame({"doc_id": np.asarray(doc_ids, dtype=np.int64), "metric": metrics, "value": values,
                          "doc_hash": doc_hashes, "prompt_hash": prompt_hashes})
 
 
-def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Optional[list] = None) -> tuple:
+def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Optional[list] = None,
+                    where: str = "line") -> tuple:
     """``(doc ids, metrics, values, doc hashes, prompt hashes)``, one entry per (sample, metric) of :func:`sample_frame`."""
     doc_ids, metrics, values, doc_hashes, prompt_hashes = [], [], [], [], []
     for lineno, s in records:
         if not isinstance(s, dict):
-            raise IngestError(path, f"line {lineno} is {type(s).__name__}, expected an object")
+            raise IngestError(path, f"{where} {lineno} is {type(s).__name__}, expected an object")
         did = s.get("doc_id")  # lm-eval's own integer (not :func:`doc_id`'s reading of a text id)
         if isinstance(did, bool) or not isinstance(did, int) or not (-2**63 <= did < 2**63):
-            raise IngestError(path, f"line {lineno}: doc_id {did!r} is not an integer")
+            raise IngestError(path, f"{where} {lineno}: doc_id {did!r} is not an integer")
         filt = s.get("filter")
         suffix = f",{filt}" if isinstance(filt, str) and filt not in ("", "none") else ""
         names = s.get("metrics")
@@ -400,7 +443,7 @@ def _sample_columns(path, records, left_out: Optional[list] = None, corpus: Opti
             try:
                 v = float(v)
             except OverflowError:
-                raise IngestError(path, f"line {lineno}: {name} value is too large") from None
+                raise IngestError(path, f"{where} {lineno}: {name} value is too large") from None
             if not math.isfinite(v):
                 if left_out is not None:
                     left_out.append(name + suffix)  # NaN or Infinity: no score, reported as a null is

@@ -85,8 +85,9 @@ class ItemPrediction(PredictionResult):
 
 
 #: What a per-item log path is, said when a file given is none of them.
-LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples, an Every Eval Ever "
-             "<evaluation>_samples.jsonl, a HELM run's per_instance_stats.json, an Inspect AI log, .eval or .json "
+LOG_KINDS = ("lm-eval's samples_<task>_<date>.jsonl, written with --log_samples (0.4.0-0.4.2: "
+             "<model_args>_<task>.jsonl beside results.json), an Every Eval Ever <evaluation>_samples.jsonl, a HELM "
+             "run's per_instance_stats.json, an Inspect AI log, .eval or .json "
              "with its samples, a lighteval details_<task>_<date>.parquet, written with --save-details, or an "
              "item-response table (one model's or several's), .parquet, .csv or .tsv, long by its header or declared "
              "by its <file>.meta.yaml")
@@ -255,7 +256,8 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
     if not frames:
         from .item_predict_tables import unread_table_hint
 
-        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, a HELM run with per-instance stats, "
+        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, or lm-eval 0.4.0-0.4.2's "
+                              f"<model_args>_<task>.jsonl beside results.json, a HELM run with per-instance stats, "
                               f"an Inspect AI log with samples, lighteval details_<task>_<date>.parquet, or an "
                               f"item-response table) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
