@@ -144,9 +144,9 @@ def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float =
 
 def estimator_table() -> dict:
     """Every item estimator: the single-task ones and those that borrow across a benchmark's tasks."""
-    from harness_ext.methods.engine import item_crosstask, item_estimators
+    from harness_ext.methods.engine import item_crosstask, item_estimators, item_irt_estimators
 
-    return {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
+    return {**item_estimators.ESTIMATORS, **item_irt_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
 
 
 def run_design(scores, protocol, n_items, seed, design: str, source_fraction: float = 1.0, strength=None) -> dict:

@@ -97,37 +97,48 @@ MANIFEST_WRITERS = {
 }
 
 
-#: name -> (implementation in harness_ext.methods.engine.item_estimators, description); the same names as its ESTIMATORS
+#: name -> (implementation "module:class" in harness_ext.methods.engine, description); the same names as the
+#: ESTIMATORS of item_estimators and item_irt_estimators
 ITEM_ESTIMATORS = {
-    "sample_mean": ("SampleMean", "mean of a simple random sample of items, finite-population interval (Cochran 1977)"),
-    "random_learn": ("RandomLearn", "random sampling + learn: ridge from sampled to full scores, conformal interval "
-                                    "(Zhang, Dorner and Hardt 2025)"),
-    "aipw_paper": ("AIPWPaper", "AIPW as the authors' code computes it, ridge penalty 10 (Zhang, Dorner and Hardt 2025)"),
-    "aipw": ("AIPW", "AIPW with a cross-fitted working model and its design variance (Zhang, Dorner and Hardt 2025)"),
-    "anchor_weighted": ("AnchorWeighted", "anchor points: k-medoids items weighted by their clusters (Vivek et al. 2024)"),
-    "composite": ("Composite", "Fay-Herriot-type combination of random_learn and aipw (Fay and Herriot 1979)"),
-    "irt": ("IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items (Polo et al. 2024)"),
-    "pirt": ("PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest (Polo et al. 2024)"),
-    "gpirt": ("GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks lambda (Polo et al. 2024)"),
-    "aipw_irt": ("AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval (Polo et al. 2024)"),
-    "aipw_crosstask": ("CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks (Kipnis et al. 2025)"),
+    "sample_mean": ("item_estimators:SampleMean", "mean of a simple random sample of items, finite-population "
+                                                  "interval (Cochran 1977)"),
+    "random_learn": ("item_estimators:RandomLearn", "random sampling + learn: ridge from sampled to full scores, "
+                                                    "conformal interval (Zhang, Dorner and Hardt 2025)"),
+    "aipw_paper": ("item_estimators:AIPWPaper", "AIPW as the authors' code computes it, ridge penalty 10 "
+                                                "(Zhang, Dorner and Hardt 2025)"),
+    "aipw": ("item_estimators:AIPW", "AIPW with a cross-fitted working model and its design variance "
+                                     "(Zhang, Dorner and Hardt 2025)"),
+    "anchor_weighted": ("item_estimators:AnchorWeighted", "anchor points: k-medoids items weighted by their "
+                                                          "clusters (Vivek et al. 2024)"),
+    "composite": ("item_estimators:Composite", "Fay-Herriot-type combination of random_learn and aipw "
+                                               "(Fay and Herriot 1979)"),
+    "irt": ("item_irt_estimators:IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items "
+                                       "(Polo et al. 2024)"),
+    "pirt": ("item_irt_estimators:PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest "
+                                         "(Polo et al. 2024)"),
+    "gpirt": ("item_irt_estimators:GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks "
+                                           "lambda (Polo et al. 2024)"),
+    "aipw_irt": ("item_irt_estimators:AIPWIRT", "AIPW with the 2PL prediction as working model, design-based "
+                                                "interval (Polo et al. 2024)"),
+    "aipw_crosstask": ("item_irt_estimators:CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks "
+                                                            "(Kipnis et al. 2025)"),
 }
-_ITEMS = "harness_ext.methods.engine.item_estimators:"
+_ENGINE = "harness_ext.methods.engine."
 
 
-def _enabled(table: dict, ref=lambda v: v[0]) -> dict:
+def _enabled(table: dict, ref=lambda v: v[0], package: str = _P) -> dict:
     """``table`` without the entries whose implementation module is switched off.
 
     All built-in methods are registered by this one module, so ``--disable-plugin NAME`` (or
     ``HARNESS_EXT_DISABLE_PLUGINS``) also takes an implementation module, full
     (``harness_ext.plugins.predictors_lowrank``) or its last part (``similarity``), and leaves out
     just the built-ins implemented there: the way to make room for a third-party plugin that
-    registers the same names.
+    registers the same names. ``package`` is where the implementation modules live.
     """
     off = disabled_plugins()
     if not off:
         return table
-    return {k: v for k, v in table.items() if not is_disabled(off, _P + ref(v).split(":")[0])}
+    return {k: v for k, v in table.items() if not is_disabled(off, package + ref(v).split(":")[0])}
 
 
 @hookimpl
@@ -163,5 +174,5 @@ def harness_ext_manifest_writers():
 
 @hookimpl
 def harness_ext_item_estimators():
-    for name, (attr, text) in _enabled(ITEM_ESTIMATORS, lambda v: "item_estimators:").items():
-        yield ItemEstimator(name=name, cls=_ITEMS + attr, description=text, interval=name != "anchor_weighted")
+    for name, (ref, text) in _enabled(ITEM_ESTIMATORS, package=_ENGINE).items():
+        yield ItemEstimator(name=name, cls=_ENGINE + ref, description=text, interval=name != "anchor_weighted")

@@ -72,11 +72,11 @@ def test_anchor_weights_sum_to_one_and_are_deterministic():
 
 
 def test_registered_item_estimators_are_the_module_table():
-    from harness_ext.methods.engine import item_crosstask, item_estimators
+    from harness_ext.methods.engine import item_crosstask, item_estimators, item_irt_estimators
     from harness_ext.methods.engine.item_designs import DESIGN_ESTIMATORS
     from harness_ext.plugin_manager import get_registrations
 
-    ESTIMATORS = {**item_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
+    ESTIMATORS = {**item_estimators.ESTIMATORS, **item_irt_estimators.ESTIMATORS, **item_crosstask.ESTIMATORS}
     regs = get_registrations("item_estimators")
     table = {**ESTIMATORS, **DESIGN_ESTIMATORS}
     assert set(regs) == set(table)
@@ -145,7 +145,7 @@ def test_pirt_keeps_the_answered_items():
 
 
 def test_gpirt_lambda_is_a_weight_and_mixes_its_parts():
-    from harness_ext.methods.engine.item_estimators import GPIRT, PIRT
+    from harness_ext.methods.engine.item_irt_estimators import GPIRT, PIRT
 
     S, *_ = _irt_population(seed=1)
     T, *_ = _irt_population(n_models=10, seed=2)
@@ -172,7 +172,7 @@ def _irt_coverage(est_cls, shift=0.0, seeds=12, n_items=50, **params):
 
 @pytest.mark.parametrize("name", ["pirt", "gpirt"])
 def test_irt_intervals_cover_models_like_the_population(name):
-    from harness_ext.methods.engine.item_estimators import ESTIMATORS
+    from harness_ext.methods.engine.item_irt_estimators import ESTIMATORS
 
     cover, err = _irt_coverage(ESTIMATORS[name], dims=1)
     _, err_mean = _irt_coverage(SampleMean)
@@ -182,14 +182,14 @@ def test_irt_intervals_cover_models_like_the_population(name):
 
 @pytest.mark.parametrize("shift", [0.0, 1.5])
 def test_aipw_irt_is_design_based_whatever_the_model(shift):
-    from harness_ext.methods.engine.item_estimators import AIPWIRT
+    from harness_ext.methods.engine.item_irt_estimators import AIPWIRT
 
     cover, _ = _irt_coverage(AIPWIRT, shift=shift, dims=1)
     assert 0.82 <= cover <= 0.98
 
 
 def test_crosstask_aipw_uses_the_other_tasks_and_checks_them():
-    from harness_ext.methods.engine.item_estimators import AIPWIRT, CrossTaskAIPW
+    from harness_ext.methods.engine.item_irt_estimators import AIPWIRT, CrossTaskAIPW
 
     # Two tasks sharing one ability: the other task's sampled items sharpen the working model.
     R, *_ = _irt_population(n_models=90, n_items=300, seed=3)
@@ -209,7 +209,7 @@ def test_crosstask_aipw_uses_the_other_tasks_and_checks_them():
 
 
 def test_irt_estimators_refuse_non_binary_scores():
-    from harness_ext.methods.engine.item_estimators import PIRT
+    from harness_ext.methods.engine.item_irt_estimators import PIRT
 
     S = np.random.default_rng(0).random((30, 100))
     with pytest.raises(ValueError, match="0/1 item scores"):
@@ -231,7 +231,7 @@ def test_pirt_beats_the_sample_mean_on_real_items():
     from conftest import SHARED_DATA, require
 
     pd = pytest.importorskip("pandas")
-    from harness_ext.methods.engine.item_estimators import PIRT
+    from harness_ext.methods.engine.item_irt_estimators import PIRT
 
     df = pd.read_parquet(require(SHARED_DATA / "items" / "helm_lite" / "gsm.parquet"))
     M = df.pivot(index="model", columns="item", values="score").to_numpy(dtype=float)

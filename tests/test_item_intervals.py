@@ -7,8 +7,9 @@ sampled items (simple random sampling without replacement), as when a new model 
 import numpy as np
 import pytest
 
-from harness_ext.methods.engine.item_estimators import (AIPW, GPIRT, IRT, PIRT, RandomLearn, _design_variance,
-                                                        _residual_variance, _z, design_interval, random_items)
+from harness_ext.methods.engine.item_estimators import (AIPW, RandomLearn, _design_variance, _residual_variance, _z,
+                                                        design_interval, random_items)
+from harness_ext.methods.engine.item_irt_estimators import GPIRT, IRT, PIRT
 
 
 def _draws(N, n, count, seed=0):
