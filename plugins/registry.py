@@ -97,31 +97,21 @@ MANIFEST_WRITERS = {
 }
 
 
-#: name -> (implementation "module:class" in harness_ext.methods.engine, description); the same names as the
-#: ESTIMATORS of item_estimators and item_irt_estimators
+_IE, _IRT = "item_estimators:", "item_irt_estimators:"
+#: name -> (implementation in harness_ext.methods.engine, description); the ESTIMATORS of those two modules
 ITEM_ESTIMATORS = {
-    "sample_mean": ("item_estimators:SampleMean", "mean of a simple random sample of items, finite-population "
-                                                  "interval (Cochran 1977)"),
-    "random_learn": ("item_estimators:RandomLearn", "random sampling + learn: ridge from sampled to full scores, "
-                                                    "conformal interval (Zhang, Dorner and Hardt 2025)"),
-    "aipw_paper": ("item_estimators:AIPWPaper", "AIPW as the authors' code computes it, ridge penalty 10 "
-                                                "(Zhang, Dorner and Hardt 2025)"),
-    "aipw": ("item_estimators:AIPW", "AIPW with a cross-fitted working model and its design variance "
-                                     "(Zhang, Dorner and Hardt 2025)"),
-    "anchor_weighted": ("item_estimators:AnchorWeighted", "anchor points: k-medoids items weighted by their "
-                                                          "clusters (Vivek et al. 2024)"),
-    "composite": ("item_estimators:Composite", "Fay-Herriot-type combination of random_learn and aipw "
-                                               "(Fay and Herriot 1979)"),
-    "irt": ("item_irt_estimators:IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items "
-                                       "(Polo et al. 2024)"),
-    "pirt": ("item_irt_estimators:PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest "
-                                         "(Polo et al. 2024)"),
-    "gpirt": ("item_irt_estimators:GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks "
-                                           "lambda (Polo et al. 2024)"),
-    "aipw_irt": ("item_irt_estimators:AIPWIRT", "AIPW with the 2PL prediction as working model, design-based "
-                                                "interval (Polo et al. 2024)"),
-    "aipw_crosstask": ("item_irt_estimators:CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks "
-                                                            "(Kipnis et al. 2025)"),
+    "sample_mean": (_IE + "SampleMean", "mean of a simple random sample of items, finite-population interval (Cochran 1977)"),
+    "random_learn": (_IE + "RandomLearn", "random sampling + learn: ridge from sampled to full scores, conformal interval "
+                                          "(Zhang, Dorner and Hardt 2025)"),
+    "aipw_paper": (_IE + "AIPWPaper", "AIPW as the authors' code computes it, ridge penalty 10 (Zhang, Dorner and Hardt 2025)"),
+    "aipw": (_IE + "AIPW", "AIPW with a cross-fitted working model and its design variance (Zhang, Dorner and Hardt 2025)"),
+    "anchor_weighted": (_IE + "AnchorWeighted", "anchor points: k-medoids items weighted by their clusters (Vivek et al. 2024)"),
+    "composite": (_IE + "Composite", "Fay-Herriot-type combination of random_learn and aipw (Fay and Herriot 1979)"),
+    "irt": (_IRT + "IRT", "IRT: mean of the 2PL model's predictions, ability from the sampled items (Polo et al. 2024)"),
+    "pirt": (_IRT + "PIRT", "p-IRT: sampled answers plus 2PL predictions for the rest (Polo et al. 2024)"),
+    "gpirt": (_IRT + "GPIRT", "gp-IRT: p-IRT combined with the sample mean by the tinyBenchmarks lambda (Polo et al. 2024)"),
+    "aipw_irt": (_IRT + "AIPWIRT", "AIPW with the 2PL prediction as working model, design-based interval (Polo et al. 2024)"),
+    "aipw_crosstask": (_IRT + "CrossTaskAIPW", "AIPW with one 2PL model across a benchmark's tasks (Kipnis et al. 2025)"),
 }
 _ENGINE = "harness_ext.methods.engine."
 

@@ -114,6 +114,24 @@ def test_a_built_in_method_module_can_be_disabled(site, monkeypatch):
     assert r.returncode == 0 and "benchpress" not in r.stdout and "ridge" in r.stdout
 
 
+IRT_FAMILY = {"irt", "pirt", "gpirt", "aipw_irt", "aipw_crosstask"}
+SINGLE_TASK = {"sample_mean", "random_learn", "aipw_paper", "aipw", "anchor_weighted", "composite"}
+
+
+@pytest.mark.parametrize("off, gone, kept", [
+    ("item_irt_estimators", IRT_FAMILY, SINGLE_TASK),
+    ("harness_ext.methods.engine.item_irt_estimators", IRT_FAMILY, SINGLE_TASK),
+    ("item_estimators", SINGLE_TASK, IRT_FAMILY),
+])
+def test_a_built_in_item_estimator_module_can_be_disabled(site, monkeypatch, off, gone, kept):
+    """The item estimators live in two modules: switching one off leaves the other's registered."""
+    monkeypatch.setenv("HARNESS_EXT_DISABLE_PLUGINS", off)
+    pm_mod.reset_default_plugin_manager()
+    got = get_registrations("item_estimators", get_plugin_manager())
+    assert not gone & set(got) and kept <= set(got)
+    assert "crosstask" in got  # registered by its own plugin module
+
+
 # -- contract tests fail on a name that is not registered --------------------------------------------
 def test_contract_checks_fail_for_unknown_names(site, monkeypatch):
     from harness_ext.testing import iter_checks
