@@ -115,12 +115,13 @@ def early_samples_task(path) -> Optional[tuple]:
         return None
     stem = name[:m.start()]
     runs = runs_beside(path)
+    # An empty task name (which the results reader refuses) would claim every ``<model_args>_.jsonl``.
     for res, doc in runs:
         prefix = sanitized(doc["config"]["model_args"])
         for task in doc["configs"]:
-            if stem == f"{prefix}_{task}":
+            if task and stem == f"{prefix}_{task}":
                 return task, res, doc
-    tails = [(task, doc) for _, doc in runs for task in doc["configs"] if stem.endswith(f"_{task}")]
+    tails = [(task, doc) for _, doc in runs for task in doc["configs"] if task and stem.endswith(f"_{task}")]
     if tails:
         task, doc = max(tails, key=lambda t: len(t[0]))
         return task, None, doc
@@ -134,7 +135,9 @@ def _filters(doc: dict, task: str) -> list:
     if not isinstance(flist, list) or not flist:
         return [_NO_FILTER]
     names = [f.get("name") if isinstance(f, dict) else None for f in flist]
-    return [n if isinstance(n, str) and n else _NO_FILTER for n in names]
+    # lm-eval keeps each document's filtered answers by the filter's name, so two filters of one name are one
+    # logging of the document (the later's answers): counted once, not as two filters.
+    return list(dict.fromkeys(n if isinstance(n, str) and n else _NO_FILTER for n in names))
 
 
 def _with_filters(path, samples: list, filters: list, results_name: str) -> tuple:
@@ -177,6 +180,11 @@ def _checked(frame, doc: dict, task: str, results_name: str) -> str:
     for metric, mean in means.items():
         key = metric if "," in metric else f"{metric},{_NO_FILTER}"
         v = reported.get(key, reported.get(metric))
+        if isinstance(v, int) and not isinstance(v, bool):
+            try:
+                v = float(v)
+            except OverflowError:  # an integer of hundreds of digits: no float, so no score to compare
+                v = None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             absent += 1
         elif math.isclose(mean, v, rel_tol=1e-9, abs_tol=1e-12):
