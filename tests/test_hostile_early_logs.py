@@ -159,3 +159,17 @@ def test_a_symlinked_log_is_read_as_ingest_reads_any_linked_file(tmp_path):
     (run / f"{PREFIX}_t_mc.jsonl").symlink_to(elsewhere / "x.jsonl")
     files, rows = _ingested(tmp_path, run)
     assert files[f"{PREFIX}_t_mc.jsonl"][0] == "ingested" and rows[("t_mc", "acc")] == 20
+
+
+def test_a_table_of_json_records_named_board_task_beside_the_results_file_is_not_taken_for_a_log(tmp_path):
+    """A ``.jsonl`` whose name ends in ``_<task>`` of the run is taken for another run's log (and refused) only when
+    it is a JSON array, as lm-eval 0.4.0-0.4.2 write: JSON records one a line are a table the adapters read."""
+    run = _run(tmp_path)
+    board = run / "board_t_mc.jsonl"
+    board.write_text('{"model": "m1", "t_mc": 0.5}\n{"model": "m2", "t_mc": 0.7}\n')
+    other = run / "pretrained__other_t_mc.jsonl"  # another run's log: an array
+    shutil.copy(run / f"{PREFIX}_t_mc.jsonl", other)
+    assert not is_samples_file(board) and is_samples_file(other)
+    files, _ = _ingested(tmp_path, run)
+    assert files[board.name] == ("ingested", ""), files[board.name]
+    assert files[other.name][0] == "skipped" and "another run" in files[other.name][1]

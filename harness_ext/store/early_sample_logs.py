@@ -25,11 +25,13 @@ import json
 import math
 import os
 import re
+import stat
+import zlib
 from pathlib import Path
 from typing import Optional
 
 from ..errors import IngestError
-from ..safe_input import read_bytes
+from ..safe_input import _OPEN_FLAGS, read_bytes
 from .ingest_files import _max_file_bytes
 
 #: The results file lm-eval 0.4.0-0.4.2 write into an ``--output_path`` folder.
@@ -122,10 +124,35 @@ def early_samples_task(path) -> Optional[tuple]:
             if task and stem == f"{prefix}_{task}":
                 return task, res, doc
     tails = [(task, doc) for _, doc in runs for task in doc["configs"] if task and stem.endswith(f"_{task}")]
-    if tails:
+    # Only a JSON array is taken for another run's log: a table of JSON records (one object a line) named
+    # ``<board>_<task>.jsonl`` is left to the adapters that read it.
+    if tails and _starts_as_array(path):
         task, doc = max(tails, key=lambda t: len(t[0]))
         return task, None, doc
     return None
+
+
+def _starts_as_array(path) -> bool:
+    """Whether the regular file ``path`` (a ``.gz`` one inflated) starts, after blanks, with ``[``: lm-eval
+    0.4.0-0.4.2 write one JSON array. Read without waiting (a FIFO is not a log) and only its first bytes."""
+    try:
+        fd = os.open(os.fspath(path), _OPEN_FLAGS)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if os.fspath(path).endswith(".gz"):
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+        except zlib.error:
+            return False
+    return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"[")
 
 
 def _filters(doc: dict, task: str) -> list:
