@@ -173,3 +173,32 @@ def test_a_table_of_json_records_named_board_task_beside_the_results_file_is_not
     files, _ = _ingested(tmp_path, run)
     assert files[board.name] == ("ingested", ""), files[board.name]
     assert files[other.name][0] == "skipped" and "another run" in files[other.name][1]
+
+
+def test_the_results_files_beside_a_log_are_not_held_whole_in_memory(tmp_path):
+    """``runs_beside`` caches what it read per folder: only the model's fields, filter names and scores are kept,
+    so results files padded with configuration (twenty such files are read for one ``.jsonl``) do not stay in
+    memory folder after folder (on main, 1.2 GB of padded JSON in 3 folders held 21 GB)."""
+    import tracemalloc
+
+    from harness_ext.store.early_sample_logs import _runs_in, runs_beside
+
+    run = _run(tmp_path)
+    (run / "results.json").unlink()
+    doc = json.loads((FIX / "results.json").read_text())
+    doc["configs"]["t_mc"]["pad"] = [{}] * 200_000  # 0.8 MB of text, 13 MB once parsed
+    for j in range(3):
+        (run / f"run{j}.json").write_text(json.dumps({**doc, "config": {**doc["config"], "model_args": f"m{j}"}}))
+    _runs_in.cache_clear()
+    tracemalloc.start()
+    try:
+        runs = runs_beside(run / f"{PREFIX}_t_mc.jsonl")
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        _runs_in.cache_clear()
+    assert len(runs) == 3
+    assert held < 2 * 2**20, f"{held:,} bytes held"
+    slim = runs[0][1]
+    assert slim["configs"]["t_gen"]["filter_list"] == [{"name": "strict-match"}, {"name": "flexible-extract"}]
+    assert slim["results"]["t_mc"]["acc,none"] == 0.85 and "pad" not in slim["configs"]["t_mc"]

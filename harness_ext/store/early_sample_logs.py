@@ -77,7 +77,8 @@ def runs_beside(path) -> tuple:
     return () if key is None else _runs_in(folder, key)
 
 
-@functools.lru_cache(maxsize=64)
+#: Folders are walked one after another: a few folders' runs are enough to keep.
+@functools.lru_cache(maxsize=4)
 def _runs_in(folder: str, key: tuple) -> tuple:
     if key[1] is not None:
         names = [RESULTS_NAME]
@@ -99,8 +100,22 @@ def _runs_in(folder: str, key: tuple) -> tuple:
         cfg = doc.get("config") if isinstance(doc, dict) else None
         if (isinstance(cfg, dict) and isinstance(cfg.get("model_args"), str) and isinstance(doc.get("configs"), dict)
                 and isinstance(doc.get("results"), dict)):
-            runs.append((p, doc))
+            runs.append((p, _slim(doc)))
+        del doc  # one file's document at a time, not every file's
     return tuple(runs)
+
+
+def _slim(doc: dict) -> dict:
+    """What the readers here use of a results document, in its shape: the model's fields, each task's filter names
+    and numeric scores. Cached per folder, so not the whole document: twenty files of megabytes of configuration
+    beside one ``.jsonl`` held every parsed document in memory, folder after folder."""
+    cfg = doc["config"]
+    tasks = doc["configs"]
+    return {"config": {k: cfg[k] for k in ("model", "model_args") if k in cfg},
+            "model_name": doc["model_name"] if isinstance(doc.get("model_name"), str) else None,
+            "configs": {t: {"filter_list": [{"name": n} for n in _filters(doc, t)]} for t in tasks},
+            "results": {t: {k: v for k, v in r.items() if isinstance(v, (int, float))}
+                        for t, r in doc["results"].items() if t in tasks and isinstance(r, dict)}}
 
 
 def early_samples_task(path) -> Optional[tuple]:
