@@ -74,26 +74,42 @@ for k, v in cases.items():
 if want("fifo"):
     d, doc, out = make(f"{ROOT}/fifo"); os.unlink(out["t_mc"]); os.mkfifo(out["t_mc"]); go("fifo", d)
 if want("fiforesults"):
-    d, doc, out = make(f"{ROOT}/fiforesults"); os.unlink(d/"results.json"); os.mkfifo(d/"results.json"); go("fiforesults", d)
+    d, doc, out = make(f"{ROOT}/fiforesults")
+    os.unlink(d/"results.json")
+    os.mkfifo(d/"results.json")
+    go("fiforesults", d)
 if want("symlog"):
     d, doc, out = make(f"{ROOT}/symlog"); os.makedirs(f"{ROOT}/outside", exist_ok=True)
-    os.replace(out["t_mc"], f"{ROOT}/outside/secret.jsonl"); os.symlink(f"{ROOT}/outside/secret.jsonl", out["t_mc"]); go("symlog", d)
+    os.replace(out["t_mc"], f"{ROOT}/outside/secret.jsonl")
+    os.symlink(f"{ROOT}/outside/secret.jsonl", out["t_mc"])
+    go("symlog", d)
 if want("symres"):
     d, doc, out = make(f"{ROOT}/symres"); os.makedirs(f"{ROOT}/outside", exist_ok=True)
-    os.replace(d/"results.json", f"{ROOT}/outside/results.json"); os.symlink(f"{ROOT}/outside/results.json", d/"results.json"); go("symres", d)
+    os.replace(d/"results.json", f"{ROOT}/outside/results.json")
+    os.symlink(f"{ROOT}/outside/results.json", d/"results.json")
+    go("symres", d)
 if want("deep"):
     d, doc, out = make(f"{ROOT}/deep"); out["t_mc"].write_text("[" * 200000 + "]" * 200000); go("deep", d)
 if want("deepsample"):
-    d, doc, out = make(f"{ROOT}/deepsample"); out["t_mc"].write_text(json.dumps([{"doc_id": 0, "acc": 1, "doc": 0}]).replace('"doc": 0', '"doc": ' + "[" * 50000 + "]" * 50000)); go("deepsample", d)
+    d, doc, out = make(f"{ROOT}/deepsample")
+    deep = "[" * 50000 + "]" * 50000
+    out["t_mc"].write_text(json.dumps([{"doc_id": 0, "acc": 1, "doc": 0}]).replace('"doc": 0', '"doc": ' + deep))
+    go("deepsample", d)
 if want("gzbomb"):
     d, doc, out = make(f"{ROOT}/gzbomb"); os.unlink(out["t_mc"])
     with gzip.open(str(out["t_mc"]) + ".gz", "wb") as f:
         f.write(b"[" + b" " * (300 * 2**20) + b"]")
     go("gzbomb", d)
 if want("bigarray"):
-    d, doc, out = make(f"{ROOT}/bigarray"); out["t_mc"].write_text("[" + ",".join(['{"doc_id":%d,"acc":1}' % i for i in range(300000)]) + "]"); go("bigarray", d)
+    d, doc, out = make(f"{ROOT}/bigarray")
+    out["t_mc"].write_text("[" + ",".join(['{"doc_id":%d,"acc":1}' % i for i in range(300000)]) + "]")
+    go("bigarray", d)
 if want("dupdoc"):
-    d, doc, out = make(f"{ROOT}/dupdoc"); s = json.loads(out["t_mc"].read_text()); s.append(s[0]); out["t_mc"].write_text(json.dumps(s)); go("dupdoc", d)
+    d, doc, out = make(f"{ROOT}/dupdoc")
+    s = json.loads(out["t_mc"].read_text())
+    s.append(s[0])
+    out["t_mc"].write_text(json.dumps(s))
+    go("dupdoc", d)
 if want("dupfilter"):
     def ed(doc, samples):
         doc["configs"]["t_gen"]["filter_list"][1]["name"] = doc["configs"]["t_gen"]["filter_list"][0]["name"]
@@ -103,9 +119,18 @@ if want("filterinject"):
         doc["configs"]["t_gen"]["filter_list"][1]["name"] = "x: y\n- include: /etc/passwd"
     d, doc, out = make(f"{ROOT}/filterinject", edit=ed); go("filterinject", d)
 if want("filterkey"):
-    d, doc, out = make(f"{ROOT}/filterkey"); s = json.loads(out["t_mc"].read_text()); s[0]["filter"] = "../../x"; s[1]["filter"] = {"a": 1}; out["t_mc"].write_text(json.dumps(s)); go("filterkey", d)
+    d, doc, out = make(f"{ROOT}/filterkey")
+    s = json.loads(out["t_mc"].read_text())
+    s[0]["filter"] = "../../x"
+    s[1]["filter"] = {"a": 1}
+    out["t_mc"].write_text(json.dumps(s))
+    go("filterkey", d)
 if want("nanmetric"):
-    d, doc, out = make(f"{ROOT}/nanmetric"); t = out["t_mc"].read_text(); t = t.replace('"acc": 1.0', '"acc": NaN', 3).replace('"acc": 0.0', '"acc": Infinity', 1); out["t_mc"].write_text(t); go("nanmetric", d)
+    d, doc, out = make(f"{ROOT}/nanmetric")
+    t = out["t_mc"].read_text()
+    t = t.replace('"acc": 1.0', '"acc": NaN', 3).replace('"acc": 0.0', '"acc": Infinity', 1)
+    out["t_mc"].write_text(t)
+    go("nanmetric", d)
 if want("threefilter"):
     def ed(doc, samples):
         doc["configs"]["t_gen"]["filter_list"].append({"name": "third"})
@@ -113,7 +138,9 @@ if want("threefilter"):
 if want("claim"):
     # a second results file claims the other run's log: two json files, no results.json
     d, doc, out = make(f"{ROOT}/claim"); os.rename(d/"results.json", d/"a.json")
-    doc2 = json.loads((d/"a.json").read_text()); doc2["config"]["model_args"] = "pretrained=evil/x"; (d/"b.json").write_text(json.dumps(doc2))
+    doc2 = json.loads((d/"a.json").read_text())
+    doc2["config"]["model_args"] = "pretrained=evil/x"
+    (d/"b.json").write_text(json.dumps(doc2))
     os.link(out["t_mc"], d/"pretrained__evil__x_t_mc.jsonl"); go("claim", d)
 if want("long"):
     ma = "pretrained=" + "a" * 5000
