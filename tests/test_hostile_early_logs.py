@@ -202,3 +202,27 @@ def test_the_results_files_beside_a_log_are_not_held_whole_in_memory(tmp_path):
     slim = runs[0][1]
     assert slim["configs"]["t_gen"]["filter_list"] == [{"name": "strict-match"}, {"name": "flexible-extract"}]
     assert slim["results"]["t_mc"]["acc,none"] == 0.85 and "pad" not in slim["configs"]["t_mc"]
+
+
+def test_a_model_name_that_is_no_text_is_one_clear_error_for_the_results_file_and_its_logs(tmp_path):
+    def unnamed(doc):
+        doc["config"]["model_args"] = "dtype=float16"  # no pretrained=: the top-level model_name would name it
+        doc["model_name"] = {"a": 1}
+
+    run = _run(tmp_path, unnamed)
+    for f in run.glob("*.jsonl"):
+        f.rename(run / f.name.replace(PREFIX, "dtype__float16"))
+    files, rows = _ingested(tmp_path, run)
+    assert {s for s, _ in files.values()} == {"skipped"} and not rows
+    assert {r for _, r in files.values()} == {"config.model_args names no model (no pretrained=, model= or engine=)"}
+    with pytest.raises(HarnessExtError, match="names no model"):
+        read_item_logs([str(run)])
+
+
+def test_model_args_recorded_as_a_mapping_whose_model_is_no_text_refuses_the_results_file_naming_it(tmp_path):
+    def mapping(doc):
+        doc["config"]["model_args"] = {"pretrained": ["a", "b"]}
+
+    run = _run(tmp_path, mapping)
+    files, rows = _ingested(tmp_path, run)
+    assert files["results.json"] == ("skipped", "config.model_args pretrained is a list, not a model's name")
