@@ -226,3 +226,16 @@ def test_model_args_recorded_as_a_mapping_whose_model_is_no_text_refuses_the_res
     run = _run(tmp_path, mapping)
     files, rows = _ingested(tmp_path, run)
     assert files["results.json"] == ("skipped", "config.model_args pretrained is a list, not a model's name")
+
+
+def test_predict_names_the_log_when_a_reader_fails_in_a_way_not_foreseen(tmp_path, monkeypatch):
+    """Whatever else reading one third-party log raises is one error naming the file, as ``ingest`` reports it."""
+    import harness_ext.store.samples as samples
+
+    def broken(path, model=None, task=None):
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(samples, "read_samples", broken)
+    run = _run(tmp_path)
+    with pytest.raises(HarnessExtError, match=r"cannot read the per-item log .*_t_\w+\.jsonl: OverflowError: int too"):
+        read_item_logs([str(run)])
