@@ -93,9 +93,13 @@ def parse_model_args(model_args) -> dict:
 def model_name(config: dict, path, fallback: Optional[str] = None) -> tuple:
     """``(name, metadata)`` of the evaluated model from an lm-eval ``config`` block."""
     args = parse_model_args(config.get("model_args"))
-    base = next((args[k] for k in _MODEL_KEYS if args.get(k)), None) or fallback
+    key = next((k for k in _MODEL_KEYS if args.get(k)), None)
+    # A results file's top-level ``model_name`` is text when lm-eval wrote it; anything else names no model.
+    base = args[key] if key else fallback if isinstance(fallback, str) else None
     if not base:
         raise IngestError(path, "config.model_args names no model (no pretrained=, model= or engine=)")
+    if not isinstance(base, str):  # model_args recorded as a mapping holds any JSON value
+        raise IngestError(path, f"config.model_args {key} is a {type(base).__name__}, not a model's name")
     if base.startswith(("/", "./", "../", "~")):
         local = PurePosixPath(base.rstrip("/"))
         leaf = local.name

@@ -25,11 +25,13 @@ import json
 import math
 import os
 import re
+import stat
+import zlib
 from pathlib import Path
 from typing import Optional
 
 from ..errors import IngestError
-from ..safe_input import read_bytes
+from ..safe_input import _OPEN_FLAGS, read_bytes
 from .ingest_files import _max_file_bytes
 
 #: The results file lm-eval 0.4.0-0.4.2 write into an ``--output_path`` folder.
@@ -75,7 +77,8 @@ def runs_beside(path) -> tuple:
     return () if key is None else _runs_in(folder, key)
 
 
-@functools.lru_cache(maxsize=64)
+#: Folders are walked one after another: a few folders' runs are enough to keep.
+@functools.lru_cache(maxsize=4)
 def _runs_in(folder: str, key: tuple) -> tuple:
     if key[1] is not None:
         names = [RESULTS_NAME]
@@ -97,8 +100,22 @@ def _runs_in(folder: str, key: tuple) -> tuple:
         cfg = doc.get("config") if isinstance(doc, dict) else None
         if (isinstance(cfg, dict) and isinstance(cfg.get("model_args"), str) and isinstance(doc.get("configs"), dict)
                 and isinstance(doc.get("results"), dict)):
-            runs.append((p, doc))
+            runs.append((p, _slim(doc)))
+        del doc  # one file's document at a time, not every file's
     return tuple(runs)
+
+
+def _slim(doc: dict) -> dict:
+    """What the readers here use of a results document, in its shape: the model's fields, each task's filter names
+    and numeric scores. Cached per folder, so not the whole document: twenty files of megabytes of configuration
+    beside one ``.jsonl`` held every parsed document in memory, folder after folder."""
+    cfg = doc["config"]
+    tasks = doc["configs"]
+    return {"config": {k: cfg[k] for k in ("model", "model_args") if k in cfg},
+            "model_name": doc["model_name"] if isinstance(doc.get("model_name"), str) else None,
+            "configs": {t: {"filter_list": [{"name": n} for n in _filters(doc, t)]} for t in tasks},
+            "results": {t: {k: v for k, v in r.items() if isinstance(v, (int, float))}
+                        for t, r in doc["results"].items() if t in tasks and isinstance(r, dict)}}
 
 
 def early_samples_task(path) -> Optional[tuple]:
@@ -115,16 +132,42 @@ def early_samples_task(path) -> Optional[tuple]:
         return None
     stem = name[:m.start()]
     runs = runs_beside(path)
+    # An empty task name (which the results reader refuses) would claim every ``<model_args>_.jsonl``.
     for res, doc in runs:
         prefix = sanitized(doc["config"]["model_args"])
         for task in doc["configs"]:
-            if stem == f"{prefix}_{task}":
+            if task and stem == f"{prefix}_{task}":
                 return task, res, doc
-    tails = [(task, doc) for _, doc in runs for task in doc["configs"] if stem.endswith(f"_{task}")]
-    if tails:
+    tails = [(task, doc) for _, doc in runs for task in doc["configs"] if task and stem.endswith(f"_{task}")]
+    # Only a JSON array is taken for another run's log: a table of JSON records (one object a line) named
+    # ``<board>_<task>.jsonl`` is left to the adapters that read it.
+    if tails and _starts_as_array(path):
         task, doc = max(tails, key=lambda t: len(t[0]))
         return task, None, doc
     return None
+
+
+def _starts_as_array(path) -> bool:
+    """Whether the regular file ``path`` (a ``.gz`` one inflated) starts, after blanks, with ``[``: lm-eval
+    0.4.0-0.4.2 write one JSON array. Read without waiting (a FIFO is not a log) and only its first bytes."""
+    try:
+        fd = os.open(os.fspath(path), _OPEN_FLAGS)
+    except OSError:
+        return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if os.fspath(path).endswith(".gz"):
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+        except zlib.error:
+            return False
+    return head.lstrip(b" \t\r\n\xef\xbb\xbf").startswith(b"[")
 
 
 def _filters(doc: dict, task: str) -> list:
@@ -134,7 +177,9 @@ def _filters(doc: dict, task: str) -> list:
     if not isinstance(flist, list) or not flist:
         return [_NO_FILTER]
     names = [f.get("name") if isinstance(f, dict) else None for f in flist]
-    return [n if isinstance(n, str) and n else _NO_FILTER for n in names]
+    # lm-eval keeps each document's filtered answers by the filter's name, so two filters of one name are one
+    # logging of the document (the later's answers): counted once, not as two filters.
+    return list(dict.fromkeys(n if isinstance(n, str) and n else _NO_FILTER for n in names))
 
 
 def _with_filters(path, samples: list, filters: list, results_name: str) -> tuple:
@@ -177,6 +222,11 @@ def _checked(frame, doc: dict, task: str, results_name: str) -> str:
     for metric, mean in means.items():
         key = metric if "," in metric else f"{metric},{_NO_FILTER}"
         v = reported.get(key, reported.get(metric))
+        if isinstance(v, int) and not isinstance(v, bool):
+            try:
+                v = float(v)
+            except OverflowError:  # an integer of hundreds of digits: no float, so no score to compare
+                v = None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             absent += 1
         elif math.isclose(mean, v, rel_tol=1e-9, abs_tol=1e-12):

@@ -298,15 +298,19 @@ def _json_lines(path, text: str):
 
 def _open_text(path: Path):
     """The bytes of a samples file; a ``.gz`` one inflated, within the limits of
-    :func:`harness_ext.store.ingest_read.read_inflated` (the size limit of a file read whole)."""
+    :func:`harness_ext.store.ingest_read.read_inflated` (the size limit of a file read whole).
+
+    Read through :func:`harness_ext.safe_input.read_bytes`: ``predict`` reads the logs its walk found without
+    ``ingest``'s checks, and a FIFO named as a log would otherwise block it for good.
+    """
+    data = read_bytes(path, "samples file", _max_file_bytes(), IngestError)
     if path.suffix != ".gz":
-        data = path.read_bytes()
         lfs = lfs_pointer_reason(data[:512])
         if lfs:  # said before the model is looked for: the results file beside it is often a pointer too
             raise IngestError(path, lfs)
         return data
-    with open(path, "rb") as raw, gzip.GzipFile(fileobj=raw) as fh:
-        return read_inflated(fh, path, "the decompressed file", os.fstat(raw.fileno()).st_size, _max_file_bytes())
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as fh:
+        return read_inflated(fh, path, "the decompressed file", len(data), _max_file_bytes())
 
 
 def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) -> tuple:

@@ -250,6 +250,9 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
             notes += [f"{path}: {n}" for n in frame.attrs.get("notes", [])]  # values left out, said with the file
         except IngestError as exc:
             raise HarnessExtError(f"cannot read the per-item log {path}: {exc.reason}") from None
+        except (ValueError, TypeError, AttributeError, KeyError, OverflowError, RecursionError) as exc:
+            # A third-party file the readers did not foresee: named, as ingest names it, not a traceback.
+            raise HarnessExtError(f"cannot read the per-item log {path}: {type(exc).__name__}: {exc}") from exc
         frames.append(frame[["doc_id", "metric", "value"]].assign(model=model, task=task, helm=False,
                                                                   by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
