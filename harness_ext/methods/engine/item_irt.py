@@ -7,10 +7,10 @@ likelihood (joint MAP with Gaussian priors, by alternating vectorised Newton ste
 ``theta`` is then the MAP estimate from its answers to the sampled items alone (vectorised Newton over
 all targets), and its full-task score follows from the predicted ``p_i`` of the items it did not answer.
 
-* :class:`IRT`: the mean of ``p_i(theta)`` over every item.
-* :class:`PIRT`: p-IRT, the observed answers where there are any and ``p_i(theta)`` elsewhere,
+* :class:`~harness_ext.methods.engine.item_irt_estimators.IRT`: the mean of ``p_i(theta)`` over every item.
+* :class:`~harness_ext.methods.engine.item_irt_estimators.PIRT`: p-IRT, the observed answers where there are any and ``p_i(theta)`` elsewhere,
   ``(n/N) mean(y_S) + (1 - n/N) mean_{i not in S} p_i(theta)``.
-* :class:`GPIRT`: gp-IRT, ``lambda * mean(y_S) + (1 - lambda) * p-IRT`` with the tinyBenchmarks rule
+* :class:`~harness_ext.methods.engine.item_irt_estimators.GPIRT`: gp-IRT, ``lambda * mean(y_S) + (1 - lambda) * p-IRT`` with the tinyBenchmarks rule
   ``lambda = b^2 / (v + b^2)``: ``b`` the p-IRT error on held-out population models (every fifth one,
   seeing every second item), ``v`` the population's mean per-item variance over ``4 n``.
 
