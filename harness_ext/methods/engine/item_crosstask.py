@@ -678,7 +678,8 @@ class SelectedAIPW(DifficultyAIPW):
         return F
 
 
-#: name -> estimator, registered as item estimator plugins next to those of :mod:`.item_estimators`.
+#: name -> estimator, registered as item estimator plugins next to those of :mod:`.item_estimators` and
+#: :mod:`.item_irt_estimators`.
 ESTIMATORS = {
     "random_learn_crosstask": CrossTaskLearn,
     "aipw_difficulty": DifficultyAIPW,
