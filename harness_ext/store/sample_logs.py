@@ -333,18 +333,9 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
                 return _read_early(path, found, model)
             raise IngestError(path, "not named samples_<task>_<date>.jsonl; pass task=")
         task = m.group("task")
-    try:
-        raw = _open_text(path)
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise IngestError(path, f"not a valid gzip file: {exc}") from None
+    raw = _read_raw(path)
     model = model_for_samples(path, model)
-    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8: {exc}") from None
+    sha, text = _sha_and_text(path, raw, model, task)
     left_out: list = []
     corpus: list = []
     frame = sample_frame(path, _json_lines(path, text), text, {"model": model, "task": task}, left_out, corpus)
@@ -352,23 +343,33 @@ def read_samples(path, model: Optional[str] = None, task: Optional[str] = None) 
     return model, task, frame, sha
 
 
+def _read_raw(path) -> bytes:
+    """A samples file's bytes (gunzipped for ``.gz``); IngestError naming why it cannot be read."""
+    try:
+        return _open_text(path)
+    except OSError as exc:
+        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
+    except (EOFError, gzip.BadGzipFile) as exc:
+        raise IngestError(path, f"not a valid gzip file: {exc}") from None
+
+
+def _sha_and_text(path, raw: bytes, model: str, task: str) -> tuple:
+    """``(content hash, text)``: the hash keys the file's bytes with the model and task it is stored under."""
+    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
+    try:
+        return sha, raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise IngestError(path, f"not UTF-8: {exc}") from None
+
+
 def _read_early(path: Path, found: tuple, model: Optional[str]) -> tuple:
     """:func:`read_samples` of lm-eval 0.4.0-0.4.2's ``<model_args>_<task>.jsonl`` (``found``:
     :func:`harness_ext.store.early_sample_logs.early_samples_task`'s answer): a JSON array, its filters by order."""
     from .early_sample_logs import early_check, early_model, early_records
 
-    try:
-        raw = _open_text(path)
-    except OSError as exc:
-        raise IngestError(path, f"cannot read: {exc.strerror or exc}") from None
-    except (EOFError, gzip.BadGzipFile) as exc:
-        raise IngestError(path, f"not a valid gzip file: {exc}") from None
+    raw = _read_raw(path)
     model, task = early_model(path, found, model), found[0]
-    sha = hashlib.sha256(raw + f"\0model={model}\0task={task}".encode()).hexdigest()
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise IngestError(path, f"not UTF-8: {exc}") from None
+    sha, text = _sha_and_text(path, raw, model, task)
     records, how = early_records(path, text, found)
     left_out: list = []
     corpus: list = []
