@@ -140,19 +140,13 @@ def unread_table_hint(paths) -> str:
     declares); else ``""``. Read on the error path only: the first line of a CSV or TSV, a Parquet file's schema."""
     from ...store.ingest_files import walk_files
     from ...store.ingest_read import wide_item_table_hint
-    from ...store.item_table_read import SUFFIXES
+    from ...store.item_table_read import SUFFIXES, header_of
 
     for path in walk_files([Path(p) for p in paths], lambda _: True):
         if path.suffix not in SUFFIXES:
             continue
         try:
-            if path.suffix == ".parquet":
-                import pyarrow.parquet as pq
-
-                header = pq.read_schema(path).names
-            else:
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    header = f.readline().lstrip("\ufeff").rstrip("\r\n").split("\t" if path.suffix == ".tsv" else ",")
+            header = header_of(path)
         except (OSError, ValueError):  # an unreadable file says nothing about sidecars
             continue
         if hint := wide_item_table_hint(header):
