@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import IngestError
+from ..report import plural
 from ..safe_input import _OPEN_FLAGS, read_bytes
 from .ingest_files import _max_file_bytes
 
@@ -197,20 +198,16 @@ def _with_filters(path, samples: list, filters: list, results_name: str) -> tupl
             seen[key] = k + 1
             if k >= len(filters):
                 raise IngestError(path, f"sample {i}: doc_id {str(did)[:40]} logged {k + 1} times, but the task's "
-                                        f"config in {results_name} names {_count(len(filters), 'filter')} "
+                                        f"config in {results_name} names {plural(len(filters), 'filter')} "
                                         f"({', '.join(filters)}): lm-eval 0.4.0-0.4.2 log a document once per filter")
             s = {**s, "filter": filters[k]}
         records.append((i, s))
     short = [d for d, n in seen.items() if n != len(filters)]
     if short:
-        raise IngestError(path, f"{_count(len(short), 'document')} (doc_id {str(short[0])[:40]} first) logged "
+        raise IngestError(path, f"{plural(len(short), 'document')} (doc_id {str(short[0])[:40]} first) logged "
                                 f"fewer times than the {len(filters)} filters of the task's config in {results_name} "
                                 f"({', '.join(filters)}): the filters cannot be told apart")
     return records, len(seen)
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n:,} {what}{'s' * (n != 1)}"
 
 
 def _checked(frame, doc: dict, task: str, results_name: str) -> str:
@@ -235,13 +232,13 @@ def _checked(frame, doc: dict, task: str, results_name: str) -> str:
             differ.append(f"{metric} {mean:.6g} against {v:.6g}")
     parts = []
     if same:
-        parts.append(f"the mean{'s' * (len(same) != 1)} of {_count(len(same), 'metric')} "
+        parts.append(f"the mean{'s' * (len(same) != 1)} of {plural(len(same), 'metric')} "
                      f"equal{'s' * (len(same) == 1)} the task's score{'s' * (len(same) != 1)} in {results_name}")
     if differ:
-        parts.append(f"the mean{'s' * (len(differ) != 1)} of {_count(len(differ), 'metric')} "
+        parts.append(f"the mean{'s' * (len(differ) != 1)} of {plural(len(differ), 'metric')} "
                      f"differ{'s' * (len(differ) == 1)} from {results_name}'s: {'; '.join(differ)}")
     if absent:
-        parts.append(f"{_count(absent, 'metric')} not reported in {results_name}")
+        parts.append(f"{plural(absent, 'metric')} not reported in {results_name}")
     return "; ".join(parts)
 
 
@@ -286,7 +283,7 @@ def early_records(path, text: str, found: tuple) -> tuple:
     records, n_docs = _with_filters(path, samples, filters, results_name)
     how = f"read as lm-eval 0.4.0-0.4.2's samples of task {task} (a JSON array; the model from {results_name})"
     if len(filters) > 1:
-        how += (f"; {_count(n_docs, 'document')} logged once per filter without the filter's name: the k-th "
+        how += (f"; {plural(n_docs, 'document')} logged once per filter without the filter's name: the k-th "
                 f"logging of a document read as the k-th filter of the task's config ({', '.join(filters)})")
     return records, how
 
