@@ -259,10 +259,7 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
     if not frames:
         from .item_predict_tables import unread_table_hint
 
-        raise HarnessExtError(f"no per-item logs (samples_<task>_<date>.jsonl, or lm-eval 0.4.0-0.4.2's "
-                              f"<model_args>_<task>.jsonl beside results.json, a HELM run with per-instance stats, "
-                              f"an Inspect AI log with samples, lighteval details_<task>_<date>.parquet, or an "
-                              f"item-response table) among the {n_files:,} file{'s' * (n_files != 1)} in "
+        raise HarnessExtError(f"no per-item logs ({LOG_KINDS}) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
                               f"--log_samples{unread_table_hint(paths)}")
     # A table's items numbered before two files' scores of one item are told apart: its own numbers may be positions.
