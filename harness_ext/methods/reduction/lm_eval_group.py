@@ -334,9 +334,9 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     # Tasks from Inspect logs: their drawn sample ids as Inspect names them, for `inspect eval --sample-id`.
     inspect = write_inspect_sample_ids(manifest, out_dir)
     cost = manifest["cost"]
+    sources = manifest.get("lm_eval_tasks") or {}
     foreign = sorted(t for t, b in tasks.items() if b.get("benchmark") not in (None, "", "lm_eval")
-                     and not ((manifest.get("lm_eval_tasks") or {}).get(t) or {}).get("builtin")
-                     and not b.get("harness_task"))
+                     and not (sources.get(t) or {}).get("builtin") and not b.get("harness_task"))
     listed, clash, pathy = items_group_tasks(manifest)
     title = comment(f"Reduced benchmark (items) written by harness-ext {manifest.get('tool', {}).get('version', '')}.")
     run = [comment(f"Run: lm_eval --model hf --model_args pretrained=MODEL --include_path {cli_dir} --tasks {group} "
@@ -359,7 +359,6 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
                              "document indices: run these tasks only with a task definition whose documents are in "
                              "that order"))
     notes += declared_note(runs_as)
-    sources = manifest.get("lm_eval_tasks") or {}
     if pathy:
         notes.append("# Left out of the group: named with a '/' or '\\', which lm-eval's --log_samples reads as "
                      "folders (its samples would be lost); rename them in their tables:")
