@@ -176,8 +176,13 @@ def read_sidecar(path) -> dict:
         raise IngestError(p, "column metadata must be a mapping (benchmark, meta_columns, columns)")
     unknown = set(doc) - {"benchmark", "meta_columns", "columns", "items", "models"}
     if unknown:
+        from harness_ext.store.item_format import ITEMS_KEYS
+
+        nested = sorted(str(k) for k in unknown if k in ITEMS_KEYS)
+        hint = (f" ({', '.join(nested)} {'goes' if len(nested) == 1 else 'go'} under items: in an item-response "
+                "table's sidecar)") if nested else ""
         raise IngestError(p, f"unknown keys {sorted(map(str, unknown))}; expected benchmark, meta_columns, columns, "
-                             "items, models")
+                             f"items, models{hint}")
     if doc.get("models") not in (None, "rows", "columns"):
         raise IngestError(p, f"'models' must be rows (one row per model, the default) or columns (one column per "
                              f"model, one row per dataset), got {doc['models']!r}")

@@ -13,8 +13,10 @@ Run::
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--items-dir DIR`` reads
-``DIR/<source>/<task>.parquet`` instead: ``tests/fixtures/items_unseen`` holds a real table the estimators' constants
-were not chosen on (EvalPlus HumanEval+, 49 models x 164 problems).
+``DIR/<source>/<task>.parquet`` or ``.csv`` instead (columns named as ``ingest`` reads them; gaps made whole as
+``reduce --items`` makes them, with counts printed): ``tests/fixtures/items_unseen`` holds real tables the
+estimators' constants were not chosen on (EvalPlus HumanEval+ and MBPP+). On a table with scores other than 0 and
+1 the estimators built on the 2PL model are left out, with a note.
 
 Protocol (Zhang, Dorner and Hardt 2025, §5; their ``main.py``): for each seed,
 
@@ -73,27 +75,89 @@ QUICK_TABLES = ("helm_lite/gsm", "open_llm_v2/musr")
 
 
 def load_table(path: Path, models=None) -> np.ndarray:
-    """Models x items matrix of a long ``model, item, score`` Parquet table, models in file order.
+    """Models x items matrix of a long ``model, item, score`` table, models in file order.
 
     With ``models``, the rows follow that list instead, NaN for a model the table lacks.
     """
     return load_named(path, models)[0]
 
 
-def load_named(path: Path, models=None):
-    """``(matrix, models)``: :func:`load_table` with the row names."""
+def read_long(path: Path):
+    """A long item table (Parquet or CSV) as a frame ``model, item, score`` and the notes on what was changed.
+
+    Its columns are found by the names ``ingest`` reads (``model``/``model_name``/``model_id``, ``item``/``doc_id``/...,
+    ``score``/``correct``/...); a model's second score for the same item is dropped, the first kept, as ``reduce``
+    keeps the first stored.
+    """
     import pandas as pd
 
-    df = pd.read_parquet(path)
-    names = pd.unique(df["model"]) if models is None else models
-    wide = df.pivot(index="model", columns="item", values="score").reindex(names)
-    return wide.to_numpy(dtype=float), list(names)
+    from harness_ext.store.item_format import ITEM_COLUMNS, MODEL_COLUMNS, SCORE_COLUMNS
+
+    df = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    cols = {}
+    for role, names in (("model", MODEL_COLUMNS), ("item", ITEM_COLUMNS), ("score", SCORE_COLUMNS)):
+        found = next((c for c in names if c in df.columns), None)
+        if found is None:
+            raise SystemExit(f"{path}: no {role} column (one of {', '.join(names)}) among {', '.join(map(str, df.columns))}")
+        cols[found] = role
+    df = df[list(cols)].rename(columns=cols)
+    df["score"] = pd.to_numeric(df["score"], errors="coerce")
+    notes = []
+    blank = int(df["score"].isna().sum())
+    if blank:
+        notes.append(f"{blank} rows without a numeric score left out")
+        df = df[df["score"].notna()]
+    twice = df.duplicated(["model", "item"])
+    if twice.any():
+        notes.append(f"{int(twice.sum())} second scores of a model for the same item left out (the first kept)")
+        df = df[~twice]
+    return df, notes
+
+
+def load_named(path: Path, models=None, notes=None):
+    """``(matrix, models)``: :func:`load_table` with the row names.
+
+    Gaps (a model without a score for an item) are made whole as ``reduce --items`` makes them
+    (:func:`~harness_ext.methods.reduction.item_reduce.fill_item_gaps`: a model missing more than half of the items
+    left out, the rest filled with the item's mean); what was changed is appended to ``notes``.
+    """
+    import pandas as pd
+
+    from harness_ext.methods.reduction.item_reduce import fill_item_gaps
+
+    df, changed = read_long(path)
+    own = list(pd.unique(df["model"]))
+    wide = df.pivot(index="model", columns="item", values="score").reindex(own)
+    M, own, filled = fill_item_gaps(wide.to_numpy(dtype=float), own)
+    if notes is not None:
+        notes += changed + filled
+    if models is None:
+        return M, own
+    row = {m: i for i, m in enumerate(own)}
+    out = np.full((len(models), M.shape[1]), np.nan)
+    have = [(k, row[m]) for k, m in enumerate(models) if m in row]
+    if have:
+        at, src = map(list, zip(*have))
+        out[at] = M[src]
+    return out, list(models)
+
+
+def table_paths(folder: Path) -> list:
+    """The item tables of a folder of benchmarks, ``source/task`` without the suffix: Parquet or CSV."""
+    return sorted(str(p.relative_to(folder).with_suffix("")) for p in folder.glob("*/*")
+                  if p.suffix in (".parquet", ".csv") and p.is_file())
+
+
+def table_file(table: str) -> Path:
+    """The file of a ``source/task`` table: its Parquet, else its CSV."""
+    p = ITEMS / f"{table}.parquet"
+    return p if p.exists() else ITEMS / f"{table}.csv"
 
 
 def sibling_tables(table: str, models) -> list:
     """The other tasks of ``table``'s benchmark (same folder), rows aligned to ``models``."""
-    folder = (ITEMS / table).parent
-    return [load_table(p, models) for p in sorted(folder.glob("*.parquet")) if p.stem != Path(table).name]
+    return [load_table(table_file(t), models) for t in table_paths(ITEMS)
+            if Path(t).parent == Path(table).parent and t != table]
 
 
 def benchmark_strength(scores: np.ndarray, others=()) -> np.ndarray:
@@ -110,7 +174,7 @@ def benchmark_strength(scores: np.ndarray, others=()) -> np.ndarray:
 def load_task(table: str) -> tuple:
     """``(scores, models, others, strength)`` of a shared item table (``source/task``): its answers, the models, the
     benchmark's other tasks on the same rows and each model's benchmark strength (what the screens' scripts read)."""
-    scores, models = load_named(ITEMS / f"{table}.parquet")
+    scores, models = load_named(table_file(table))
     others = sibling_tables(table, models)
     return scores, models, others, benchmark_strength(scores, others)
 
@@ -338,6 +402,26 @@ def measure(scores, others, t, protocol, label, n, seeds, args, frac, strength=N
     return rows
 
 
+#: The item designs built on the 2PL model (they need 0/1 scores, as the estimators marked ``requires_binary``).
+BINARY_DESIGNS = ("irt-anchors",)
+
+
+def usable(scores: np.ndarray, table: str, names: list, designs: list) -> tuple:
+    """``(estimators, designs)`` that can run on ``scores``: those built on the 2PL model left out, with a note,
+    when a score is neither 0 nor 1 (a graded metric: F1, BLEU, partial credit)."""
+    from harness_ext.methods.engine.item_estimators import _is_binary
+
+    if _is_binary(scores[np.isfinite(scores)]):
+        return names, designs
+    table_ = estimator_table()
+    dropped = [k for k in names if getattr(table_[k], "requires_binary", False)]
+    dropped += [d for d in designs if d.partition(":")[0] in BINARY_DESIGNS]
+    if dropped:
+        print(f"note: {table}: scores other than 0 and 1, so {', '.join(dropped)} (built on the 2PL model of 0/1 "
+              "answers) left out", flush=True)
+    return [k for k in names if k not in dropped], [d for d in designs if d not in dropped]
+
+
 def main(argv=None) -> int:
     ESTIMATORS = estimator_table()
 
@@ -361,7 +445,7 @@ def main(argv=None) -> int:
                     help="shares of each seed's sources to fit on (at least 20 models; targets unchanged): the error "
                          "against the population's size; a share below 1 is reported as its own protocol")
     ap.add_argument("--items-dir", type=Path, metavar="DIR",
-                    help="read the item tables from DIR/<source>/<task>.parquet instead of the shared data's items "
+                    help="read the item tables from DIR/<source>/<task>.parquet or .csv instead of the shared data's items "
                          "folder (a table the constants were not chosen on, e.g. tests/fixtures/items_unseen)")
     ap.add_argument("--per-draw", type=Path, metavar="CSV",
                     help="also write one row per table, protocol, items, design, seed and estimator (the draw's "
@@ -375,21 +459,29 @@ def main(argv=None) -> int:
     if not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
         return 0
-    tables = args.tables or sorted(str(p.relative_to(ITEMS).with_suffix("")) for p in ITEMS.glob("*/*.parquet"))
+    tables = args.tables or table_paths(ITEMS)
     n_list, seeds = args.items, args.seeds
     if args.quick:
         tables, n_list, seeds = list(args.tables or QUICK_TABLES), [50], 3
     print("table | protocol | n | estimator | mean |err| (pts) | se | 90% coverage | its se over seeds | its se over "
           "seeds and models | median width (pts)")
     rows = []
+    names, designs = list(args.estimators), list(args.designs)
     cross = any(getattr(ESTIMATORS[k], "uses_other_tasks", False) for k in args.estimators)
     for t in tables:
-        scores, models = load_named(ITEMS / f"{t}.parquet")
+        notes = []
+        scores, models = load_named(table_file(t), notes=notes)
+        for note in notes:
+            print(f"note: {t}: {note}", flush=True)
         siblings = sibling_tables(t, models) if cross or "benchmark-frontier" in args.protocols else ()
         others = siblings if cross else ()
         strength = benchmark_strength(scores, siblings)
+        args.estimators, args.designs = usable(scores, t, names, designs)
         for protocol in args.protocols:
             for n in n_list:
+                if n >= scores.shape[1]:
+                    print(f"note: {t}: {n} items of {scores.shape[1]} is the whole task; skipped", flush=True)
+                    continue
                 for frac in args.source_fractions:
                     label = protocol if frac >= 1 else f"{protocol} ({frac:g} of sources)"
                     rows += measure(scores, others, t, protocol, label, n, range(args.first_seed, args.first_seed + seeds),

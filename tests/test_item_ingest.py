@@ -92,6 +92,16 @@ def test_sidecar_items_block_is_checked(tmp_path):
     assert rep.files[0].status == "skipped" and "sideways" in rep.files[0].reason
 
 
+def test_an_items_key_at_the_sidecars_top_level_is_refused_with_where_it_goes(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("model,item,score\nm,0,1\n")
+    (tmp_path / "t.csv.meta.yaml").write_text("benchmark: b\nmetric: pass1\n")
+    rep = _ingest(tmp_path / "s.duckdb", p)
+    assert rep.files[0].status == "skipped"
+    assert "unknown keys ['metric']" in rep.files[0].reason
+    assert "metric goes under items: in an item-response table's sidecar" in rep.files[0].reason
+
+
 def test_missing_scores_and_overlaps_are_noted(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()

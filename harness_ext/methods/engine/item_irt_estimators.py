@@ -53,6 +53,9 @@ def _grid(dims) -> tuple:
 class _IRTFamily(_ItemEstimator):
     """Shared fit: cross-validated dimensions, item parameters, conformal multiplier from held-out models."""
 
+    #: The 2PL model is of 0/1 answers: ``fit`` refuses other scores.
+    requires_binary = True
+
     def __init__(self, *, level: float = 0.90, dims=(1, 2, 4, 8), item_prior: float = 1.0,
                  ability_prior: float = 2.0, model_folds: int = 5, frontier_calibration: bool = False):
         super().__init__(level=level)
@@ -151,6 +154,8 @@ class AIPWIRT(AIPW):
     ----------
     Zhang, Dorner and Hardt (2025), §4; Polo et al. (2024), §3 (the IRT prediction).
     """
+
+    requires_binary = True
 
     def __init__(self, *, level: float = 0.90, n_folds: int = 5, dims=(1, 2, 4, 8), item_prior: float = 1.0,
                  ability_prior: float = 2.0, model_folds: int = 5):

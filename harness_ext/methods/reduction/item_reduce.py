@@ -153,16 +153,28 @@ def population_answers(store, task: str, metric: str, models: Optional[str] = No
     M[got["mi"], got["di"]] = got["value"]
     del got
     notes = _first_stored_note(store, task, metric, names) if twice else []
+    M, names, gap_notes = fill_item_gaps(M, names)
+    return ids, names, M, notes + gap_notes
+
+
+def fill_item_gaps(M: np.ndarray, names: list) -> tuple:
+    """``(answers, names, notes)``: a models x items matrix with NaN where a model has no score, made whole.
+
+    A model missing more than :data:`MAX_MISSING_SHARE` of the items is left out (its task score would be
+    mostly filled in); the remaining gaps are filled with the item's mean over the models that answered it
+    (an item nobody answered, with 0). ``notes`` counts both, for the user to see.
+    """
+    notes = []
     thin = np.isnan(M).mean(axis=1) > MAX_MISSING_SHARE
     if thin.any():
-        notes.append(f"{int(thin.sum())} models with scores on fewer than half of the items left out")
+        notes.append(f"{plural(int(thin.sum()), 'model')} with scores on fewer than half of the items left out")
         M, names = M[~thin], [m for m, t in zip(names, thin) if not t]
     gaps = np.isnan(M)
     if gaps.any():
         fill = np.nanmean(np.where(gaps.all(axis=0), 0.0, M), axis=0)
         M = np.where(gaps, fill[None, :], M)
-        notes.append(f"{int(gaps.sum())} missing item scores filled with the item's mean over the other models")
-    return ids, names, M, notes
+        notes.append(f"{plural(int(gaps.sum()), 'missing item score')} filled with the item's mean over the other models")
+    return M, names, notes
 
 
 def _truth_and_estimates(reg, M: np.ndarray, S: np.ndarray, train: np.ndarray, test: np.ndarray, level: float,
