@@ -447,12 +447,14 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     (``harness_ext_estimate.py``) calls it with the run's own logged samples."""
     from ...report import listed
     from .item_benchmark import benchmark_interval, manifest_correlation
-    from .item_design_plan import design_estimator_for
+    from .item_design_plan import check_binary_answers, design_estimator_for
 
     long = logs_as_manifest_tasks(manifest, long)  # lm-eval's group row hands the logs under lm-eval's names
     _check_some_log_matches(manifest, long)
     name = estimator or manifest["design"]["estimator"]
     reg = design_estimator_for(manifest, name)
+    if getattr(reg.cls, "requires_binary", False):
+        check_binary_answers(reg, name, {t: task_population(manifest, t)[2] for t in manifest["tasks"]})
     # The exports describe the estimator used, which --item-estimator may have changed.
     manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
     tasks = manifest["tasks"]

@@ -36,7 +36,7 @@ import pandas as pd
 from ...errors import HarnessExtError, StoreError
 from ...store.globs import as_globs, matches, select_names, unmatched_note
 from ...report import Result, plural
-from .item_design_plan import check_design, design_block
+from .item_design_plan import check_binary_answers, check_design, design_block
 from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores, helm_instances_field, item_id_field, listed_by_id
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
@@ -446,6 +446,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
+    from ...plugin_manager import get_registration
     from .manifest import MANIFEST_VERSION
 
     estimator = check_design(design, estimator, n_items, n_total, (allocation, stratum_allocation), n_strata,
@@ -463,6 +464,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
+    check_binary_answers(get_registration("item_estimators", estimator), estimator, {t: pops[t][0] for t in tasks})
     expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
                                                             design=design, infos=infos)
     benchmark = sorted({b["benchmark"] for b in tasks.values()})
