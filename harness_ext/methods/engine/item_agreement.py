@@ -48,8 +48,8 @@ def row_means(x) -> np.ndarray:
 def sources_agreement(source, others) -> float:
     """The Spearman correlation, over the source models that answered every task, of their mean on this task
     (``source``, models x items) with their mean over the other tasks (``others``: ``(answers, sampled items)`` pairs,
-    each task's full answers weighted equally); NaN without other tasks or with fewer than
-    :data:`MIN_AGREEMENT_MODELS` such models.
+    each task's full answers weighted equally); NaN without other tasks, with fewer than
+    :data:`MIN_AGREEMENT_MODELS` such models, or when either mean is the same for every one of them.
 
     Examples
     --------
@@ -64,8 +64,8 @@ def sources_agreement(source, others) -> float:
     own = row_means(source)
     other = np.column_stack([row_means(S_k) for S_k, _ in others])
     ok = np.isfinite(own) & np.isfinite(other).all(axis=1)
-    if ok.sum() < MIN_AGREEMENT_MODELS:
-        return float("nan")
+    if ok.sum() < MIN_AGREEMENT_MODELS or np.ptp(own[ok]) == 0 or np.ptp(other[ok].mean(axis=1)) == 0:
+        return float("nan")  # a task every model scores alike (saturated) orders nothing
     from scipy.stats import spearmanr
 
     return float(spearmanr(own[ok], other[ok].mean(axis=1))[0])

@@ -348,11 +348,12 @@ class CrossTask(_ItemEstimator):
         others = list(others)
         self.design_ = DifficultyAIPW(level=self.level, alpha=self.alpha, n_folds=self.n_folds).fit(
             self.source_, self.items_, others=others)
-        # A regression across models needs models to learn from: with fewer than ``min_models`` the
-        # estimate is the design-based one alone (``learn_`` is None).
+        # A regression across models needs models to learn from: with fewer than ``min_models``, or a task every
+        # source model scores alike (saturated: no error to learn, so it would take all the weight and never
+        # follow a new model that differs), the estimate is the design-based one alone (``learn_`` is None).
         self.learn_, self.error_correlation_, self.variance_scale_ = None, 0.0, 1.0
         self.gap_clip_, self.interval_scale_, self.gvf_ = np.inf, 1.0, None
-        if self.source_.shape[0] >= self.min_models:
+        if self.source_.shape[0] >= self.min_models and np.ptp(self.source_.mean(axis=1)) > 0:
             self.learn_ = self.learner(level=self.level).fit(self.source_, self.items_, others=others)
             held = self._held_out_errors(others)
             # the weight reads a smoothed design variance (item_composite.fit_gvf); the interval keeps the target's own
@@ -466,8 +467,10 @@ class CrossTask(_ItemEstimator):
         if not held["e_m"].size:
             return 0.0
         z_m, z_a = held["e_m"] / np.sqrt(held["v_m"]), held["e_a"] / held["sd_a"]
-        rho = float(np.sum(z_m * z_a) / np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2)))
-        return float(np.clip(rho, 0.0, 0.95))
+        norm = np.sqrt(np.sum(z_m ** 2) * np.sum(z_a ** 2))
+        if not norm > 0:  # no held-out error at all (a task every source model scores alike): nothing to correlate
+            return 0.0
+        return float(np.clip(np.sum(z_m * z_a) / norm, 0.0, 0.95))
 
     def _cross_validated_choice(self, held: dict) -> tuple:
         """``(lam, clip)``: the factor on the regression's error variance (among ``variance_scales``) and the
