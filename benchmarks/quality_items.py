@@ -105,11 +105,11 @@ def read_long(path: Path):
     notes = []
     blank = int(df["score"].isna().sum())
     if blank:
-        notes.append(f"{blank} rows without a numeric score left out")
+        notes.append(f"{blank:,} rows without a numeric score left out")
         df = df[df["score"].notna()]
     twice = df.duplicated(["model", "item"])
     if twice.any():
-        notes.append(f"{int(twice.sum())} second scores of a model for the same item left out (the first kept)")
+        notes.append(f"{int(twice.sum()):,} second scores of a model for the same item left out (the first kept)")
         df = df[~twice]
     return df, notes
 
@@ -417,8 +417,8 @@ def usable(scores: np.ndarray, table: str, names: list, designs: list) -> tuple:
     dropped = [k for k in names if getattr(table_[k], "requires_binary", False)]
     dropped += [d for d in designs if d.partition(":")[0] in BINARY_DESIGNS]
     if dropped:
-        print(f"note: {table}: scores other than 0 and 1, so {', '.join(dropped)} (built on the 2PL model of 0/1 "
-              "answers) left out", flush=True)
+        print(f"note: {table}: scores other than 0 and 1 (graded scores, or a model's missing answers filled with the "
+              f"item's mean), so {', '.join(dropped)} (built on the 2PL model of 0/1 answers) left out", flush=True)
     return [k for k in names if k not in dropped], [d for d in designs if d not in dropped]
 
 

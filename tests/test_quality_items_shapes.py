@@ -52,7 +52,7 @@ def test_graded_scores_leave_out_the_2pl_estimators_with_a_note(mod, tmp_path, c
     _long(M).to_parquet(tmp_path / "b" / "t.parquet")
     out = _run(mod, tmp_path, capsys, "--estimators", "sample_mean", "aipw", "irt", "aipw_irt", "crosstask",
                "--designs", "stratified", "irt-anchors")
-    assert "scores other than 0 and 1, so irt, aipw_irt, irt-anchors" in out
+    assert "so irt, aipw_irt, irt-anchors (built on the 2PL model of 0/1 answers) left out" in out
     assert "b/t | interpolation | 20 | crosstask |" in out
     assert "b/t | interpolation | 20 | stratified/stratified_aipw |" in out
     assert "| irt |" not in out and "irt-anchors/" not in out
