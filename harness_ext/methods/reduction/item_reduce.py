@@ -215,6 +215,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     from .item_others import population_others, uses_other_tasks
 
     reg = get_registration("item_estimators", estimator)
+    check_binary_answers(reg, estimator, {t: M for t, (M, _) in pops.items()})
     others = {t: population_others(pops, samples, t) if uses_other_tasks(reg) else [] for t in pops}
     agreement = {t: sources_agreement(pops[t][0], others[t]) for t in pops}  # the population's, read once per task
     names = sorted({m for _, models in pops.values() for m in models})
@@ -446,7 +447,6 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
-    from ...plugin_manager import get_registration
     from .manifest import MANIFEST_VERSION
 
     estimator = check_design(design, estimator, n_items, n_total, (allocation, stratum_allocation), n_strata,
@@ -464,7 +464,6 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
-    check_binary_answers(get_registration("item_estimators", estimator), estimator, {t: pops[t][0] for t in tasks})
     expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
                                                             design=design, infos=infos)
     benchmark = sorted({b["benchmark"] for b in tasks.values()})
