@@ -123,6 +123,7 @@ def load_named(path: Path, models=None, notes=None):
     """
     import pandas as pd
 
+    from harness_ext.methods.reduction.item_others import align_rows
     from harness_ext.methods.reduction.item_reduce import fill_item_gaps
 
     df, changed = read_long(path)
@@ -133,13 +134,7 @@ def load_named(path: Path, models=None, notes=None):
         notes += changed + filled
     if models is None:
         return M, own
-    row = {m: i for i, m in enumerate(own)}
-    out = np.full((len(models), M.shape[1]), np.nan)
-    have = [(k, row[m]) for k, m in enumerate(models) if m in row]
-    if have:
-        at, src = map(list, zip(*have))
-        out[at] = M[src]
-    return out, list(models)
+    return align_rows(M, own, list(models)), list(models)
 
 
 def table_paths(folder: Path) -> list:
