@@ -2,7 +2,9 @@
 
 tests/fixtures/lm_eval_versions holds what lm-eval 0.4.2 to 0.4.13 recorded (see its PROVENANCE.md): the fields each
 release's ``TaskConfig`` and ``GroupConfig`` accept, a reduced folder's manifest and the results lm-eval 0.4.8 and
-0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``).
+0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``). The release a folder
+needs is recorded in its manifest (``lm_eval_release``) and checked by ``predict`` against the release a results file
+names (copies of the recorded files with ``lm_eval_version`` edited).
 """
 
 from __future__ import annotations
