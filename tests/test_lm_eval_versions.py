@@ -2,7 +2,9 @@
 
 tests/fixtures/lm_eval_versions holds what lm-eval 0.4.2 to 0.4.13 recorded (see its PROVENANCE.md): the fields each
 release's ``TaskConfig`` and ``GroupConfig`` accept, a reduced folder's manifest and the results lm-eval 0.4.8 and
-0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``).
+0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``). The release a folder
+needs is recorded in its manifest (``lm_eval_release``) and checked by ``predict`` against the release a results file
+names (copies of the recorded files with ``lm_eval_version`` edited).
 """
 
 from __future__ import annotations
@@ -189,3 +191,153 @@ def test_predict_reads_the_samples_lm_eval_0_4_9_2_logged_for_an_item_folder():
     [results] = run.glob("results_*.json")
     row = json.loads(results.read_text())["results"]["harness_ext_reduced"]
     assert agg["aggregate"] == pytest.approx(row["acc,estimate"], abs=1e-9)
+
+
+# The release a folder needs: recorded in its manifest (lm_eval_release) and checked against the runs predict reads.
+
+def _release_copy(tmp_path, src: Path, version=None, **config) -> Path:
+    """A copy of the recorded run folder ``src`` whose results file names ``version`` (None: the key removed) and
+    whose task configurations get ``config`` (``{task: {key: value}}``)."""
+    out = tmp_path / src.name
+    shutil.copytree(src, out)
+    [path] = out.glob("results_*.json")
+    doc = json.loads(path.read_text())
+    if version is None:
+        doc.pop("lm_eval_version", None)
+    else:
+        doc["lm_eval_version"] = version
+    for task, values in config.items():
+        doc["configs"][task].update(values)
+    path.write_text(json.dumps(doc))
+    return out
+
+
+def _release_warnings(pred) -> list:
+    return [w for w in pred.warnings if "this folder needs" in w]
+
+
+def test_the_manifest_records_the_release_the_folder_needs_and_why():
+    from harness_ext.methods.reduction.lm_eval_release import folder_needs
+    from harness_ext.methods.reduction.manifest import validate_manifest
+    from harness_ext.methods.reduction.item_manifest import validate_item_manifest
+
+    manifest = json.loads((FIX / "manifest.json").read_text())
+    need = folder_needs(manifest)
+    assert need == {"minimum": "0.4.5", "needs": [{"release": "0.4.5", "for": "group", "reason": need["needs"][0]["reason"]}]}
+    assert "aggregate_metric_list" in need["needs"][0]["reason"]
+    validate_manifest({**manifest, "lm_eval_release": need})
+    items = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
+    need = folder_needs(items)
+    assert need["minimum"] == "0.4.9.2"
+    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.5"), ("samples", "0.4.9.2"),
+                                                                 ("own_name", "0.4.9.2")]
+    assert need["needs"][2]["tasks"] == ["arc_easy"]
+    validate_item_manifest({**items, "lm_eval_release": need})
+
+
+def test_a_manifest_without_the_field_loads_and_a_wrong_one_is_refused_naming_it(tmp_path):
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.reduction.manifest import load_manifest
+
+    manifest = json.loads((FIX / "manifest.json").read_text())
+    assert "lm_eval_release" not in manifest  # written before the field
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert "lm_eval_release" not in load_manifest(tmp_path)
+    bad = {"minimum": "0.4.5", "needs": [{"release": "0.4.9.2", "for": "samples", "reason": "r"}]}
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "lm_eval_release": bad}))
+    with pytest.raises(HarnessExtError, match="lm_eval_release: minimum '0.4.5' is not the highest"):
+        load_manifest(tmp_path)
+    items = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
+    (tmp_path / "manifest.json").write_text(json.dumps({**items, "lm_eval_release": {"minimum": "soon", "needs": []}}))
+    with pytest.raises(HarnessExtError, match="valid harness-ext item manifest: lm_eval_release"):
+        load_manifest(tmp_path)
+
+
+def test_reduce_writes_the_field_and_the_same_inputs_give_the_same_bytes(tmp_path):
+    import harness_ext.store.ingest as ingest_mod
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    db = str(tmp_path / "s.duckdb")
+    with Store.open(db) as store:
+        ingest_paths(store, sorted(ingest_mod.bundled_data_path().glob("pythia-160m*")), show_progress=False)
+    texts = []
+    for out in ("a", "b"):
+        res = hx.reduce(db, benchmark="lm_eval", budget="3", n_random=20, n_random_subsets=10, seed=0)
+        res.write(tmp_path / out)
+        texts.append((tmp_path / out / "manifest.json").read_bytes())
+    assert texts[0] == texts[1]
+    field = json.loads(texts[0])["lm_eval_release"]
+    assert field["minimum"] == "0.4.5" and [n["for"] for n in field["needs"]] == ["group"]
+
+
+def test_predict_warns_on_a_results_file_of_an_older_release_and_is_silent_otherwise(tmp_path):
+    shutil.copy(FIX / "manifest.json", tmp_path / "manifest.json")
+    for version in ("0.4.13", None, "No package metadata was found for lm_eval"):  # new enough, or no release named
+        run = _release_copy(tmp_path / str(version).replace(" ", "_"), FIX / "lm_eval_0.4.13", version)
+        assert _release_warnings(hx.predict(str(tmp_path), str(run))) == []
+    assert _release_warnings(hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.8"))) == []  # 0.4.8 names none
+    run = _release_copy(tmp_path / "old", FIX / "lm_eval_0.4.13", "0.4.4")
+    [warning] = _release_warnings(hx.predict(str(tmp_path), str(run)))
+    assert warning.startswith(str(next(run.glob("results_*.json"))) + ": written by lm-eval 0.4.4, older than the "
+                              "0.4.5 this folder needs: the group's estimate needs 0.4.5")
+
+
+def _own_name_manifest(folder: Path) -> None:
+    """The recorded manifest with its task t_alpha marked as defined under the name of one of lm-eval's own."""
+    manifest = json.loads((FIX / "manifest.json").read_text())
+    manifest["lm_eval_tasks"]["t_alpha"]["other_data"] = [["json", None], ["allenai/ai2_arc", "ARC-Easy"]]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_task_an_older_release_ran_under_lm_evals_own_name_is_left_out_and_predicted(tmp_path):
+    _own_name_manifest(tmp_path)
+    ran_own = _release_copy(tmp_path / "own", FIX / "lm_eval_0.4.13", "0.4.9",
+                            t_alpha={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
+    pred = hx.predict(str(tmp_path), str(ran_own))
+    [warning] = _release_warnings(pred)
+    assert "written by lm-eval 0.4.9, older than the 0.4.9.2 this folder needs" in warning
+    assert '"t_alpha" left out, another task\'s scores on other documents' in warning
+    assert any(w.startswith("standin/m99: no result for t_alpha; predicted from the other 3") for w in pred.warnings)
+    # The run's own configuration reads the folder's data: the folder's task ran, its score is kept (and said).
+    ran_folders = _release_copy(tmp_path / "folders", FIX / "lm_eval_0.4.13", "0.4.9")
+    pred = hx.predict(str(tmp_path), str(ran_folders))
+    [warning] = _release_warnings(pred)
+    assert '"t_alpha" kept: the run\'s own configuration reads the folder\'s data' in warning
+    assert not any("no result for t_alpha" in w for w in pred.warnings)
+    # Run by 0.4.9.2: nothing said.
+    assert _release_warnings(hx.predict(str(tmp_path), str(_release_copy(tmp_path / "new", FIX / "lm_eval_0.4.13",
+                                                                         "0.4.9.2")))) == []
+
+
+def test_item_predict_checks_the_results_file_beside_the_samples(tmp_path):
+    items = FIX / "lm_eval_0.4.9.2_items"
+    shutil.copy(items / "manifest.json", tmp_path / "manifest.json")
+    assert _release_warnings(hx.predict(str(tmp_path), str(items / "run"))) == []
+    run = _release_copy(tmp_path / "own", items / "run", "0.4.9",
+                        arc_easy={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
+    pred = hx.predict(str(tmp_path), str(run))
+    [warning] = _release_warnings(pred)
+    assert "--samples needs 0.4.9.2" in warning and '"arc_easy" left out' in warning
+    assert "no benchmark estimate without them" in warning
+    [agg] = pred.aggregate.to_dict("records")
+    assert agg["aggregate"] != agg["aggregate"]  # NaN: the estimate needs every task's items
+
+
+def test_a_folder_whose_estimate_file_predates_the_old_releases_call_is_said_once(tmp_path):
+    from harness_ext.methods.reduction.lm_eval_release import ESTIMATE_MARK, old_estimate_note
+
+    assert ESTIMATE_MARK in ESTIMATE.read_text()  # every file written now answers the call
+    shutil.copy(FIX / "manifest.json", tmp_path / "manifest.json")
+    shutil.copy(ESTIMATE, tmp_path / "harness_ext_estimate.py")
+    assert old_estimate_note(tmp_path) is None
+    assert not any("write the folder again" in w for w in hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.13")).warnings)
+    old = "\n".join(line for line in ESTIMATE.read_text().splitlines() if ESTIMATE_MARK not in line)
+    (tmp_path / "harness_ext_estimate.py").write_text(old)
+    said = [w for w in hx.predict(str(tmp_path / "manifest.json"), str(FIX / "lm_eval_0.4.13")).warnings
+            if "write the folder again" in w]
+    assert len(said) == 1 and "lm-eval 0.4.5-0.4.10" in said[0]
+    items = FIX / "lm_eval_0.4.9.2_items"
+    shutil.copy(items / "manifest.json", tmp_path / "manifest.json")
+    said = [w for w in hx.predict(str(tmp_path), str(items / "run")).warnings if "write the folder again" in w]
+    assert len(said) == 1

@@ -162,6 +162,9 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
     why = check_correlation(manifest)  # absent in manifests written before it was recorded: predict says so
     if why:
         bad(why)
+    from .lm_eval_release import check_release_field
+
+    check_release_field(manifest, path, "item manifest")  # absent from manifests written before it
 
 
 def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:

@@ -425,7 +425,11 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     from .item_links import link_item_tasks
     from .item_predict_tables import table_counts
 
+    from .lm_eval_release import older_release_logs, old_estimate_note
+
     long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
+    warnings[:0] = [n for n in [old_estimate_note(manifest_path)] if n]  # said once, first
+    long = older_release_logs(manifest, long, sources, warnings)  # logs of an older lm-eval than the folder needs
     variants = long.attrs.get("variants", {})
     # A task the manifest names otherwise (an Inspect task's Every Eval Ever instance file, or the reverse): read
     # under the manifest's name by the store's link rules, and said with counts.

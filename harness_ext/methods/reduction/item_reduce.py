@@ -659,6 +659,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .lm_eval_group import task_list_warnings
+    from .lm_eval_release import FIELD, attach_release
     from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
@@ -684,6 +685,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
         elsewhere = (f"the {n_inspect} from Inspect AI logs run under Inspect, their drawn samples listed in "
                      f"{INSPECT_FILE} beside the lm-eval files") if n_inspect else ""
         manifest["warnings"] += view["warnings"] + foreign_task_warnings(found, elsewhere) + task_list_warnings(manifest)
+    if FIELD in attach_release(manifest) or view["subset"] or foreign or own:
         manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
     return ItemReduceResult(manifest)
 

@@ -22,13 +22,13 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
                                                        metric_label, metric_parts, path_like_tasks, reads_as_file,
-                                                       LM_EVAL_HARNESS, LM_EVAL_MIN, LM_EVAL_OVERRIDE_MIN,
-                                                       LM_EVAL_SAMPLES_MIN, OWN_TASK_BENCHMARKS, run_share,
+                                                       LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, run_share,
                                                        helm_only, split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
 from harness_ext.methods.reduction.item_harness_tasks import declared_note, harness_names, items_group_tasks
 from harness_ext.methods.reduction.item_manifest import decode_ids
+from harness_ext.methods.reduction.lm_eval_release import release_needs
 from harness_ext.report import plural
 from harness_ext.safe_output import check_group_name, comment, quoted, yaml_text
 from harness_ext.store.globs import is_glob
@@ -390,18 +390,21 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
 def version_notes(sources: dict, tasks: list, samples: bool, estimated: bool) -> list:
     """The group header's lines on the lm-eval releases the folder needs (run live on 0.4.2 to 0.4.13): the
     estimate's ``aggregate_metric_list``, ``--samples``, and a task defined here under the name of one of lm-eval's
-    own (``sources``: the manifest's ``lm_eval_tasks``), which older releases replace by their own."""
+    own (``sources``: the manifest's ``lm_eval_tasks``), which older releases replace by their own; the needs are
+    those the manifest records (:func:`~.lm_eval_release.release_needs`)."""
     lines = []
-    if estimated:
-        lines.append(comment(f"Needs lm-eval {LM_EVAL_MIN} or later: 0.4.2 refuses the group's aggregate_metric_list."))
-    if samples:
-        lines.append(comment(f"--samples needs lm-eval {LM_EVAL_SAMPLES_MIN} or later: 0.4.8 and older stop at "
-                             "'unrecognized arguments: --samples'."))
-    own = [t for t in tasks if (sources.get(t) or {}).get("other_data") and (sources.get(t) or {}).get("origin") == "results"]
-    if own:
-        lines.append(comment(f"{', '.join(map(quoted, own[:6]))}{' ...' if len(own) > 6 else ''}: defined here under "
-                             f"the name{'s' * (len(own) > 1)} of lm-eval's own; lm-eval 0.4.8 and older run their own "
-                             f"task instead, without a word: use lm-eval {LM_EVAL_OVERRIDE_MIN} or later."))
+    for need in release_needs(sources, tasks, samples, estimated):
+        if need["for"] == "group":
+            lines.append(comment(f"Needs lm-eval {need['release']} or later: 0.4.2 refuses the group's "
+                                 "aggregate_metric_list."))
+        elif need["for"] == "samples":
+            lines.append(comment(f"--samples needs lm-eval {need['release']} or later: 0.4.8 and older stop at "
+                                 "'unrecognized arguments: --samples'."))
+        else:
+            own = need["tasks"]
+            lines.append(comment(f"{', '.join(map(quoted, own[:6]))}{' ...' if len(own) > 6 else ''}: defined here "
+                                 f"under the name{'s' * (len(own) > 1)} of lm-eval's own; lm-eval 0.4.8 and older run "
+                                 f"their own task instead, without a word: use lm-eval {need['release']} or later."))
     return lines
 
 

@@ -246,6 +246,9 @@ def check_consistency(manifest: dict, path) -> None:
     unknown = sorted(set(manifest["source"]["query"]) - allowed)
     if unknown:
         bad(f"source.query has unknown keys {', '.join(map(repr, unknown))} (known: {', '.join(sorted(allowed))})")
+    from .lm_eval_release import check_release_field
+
+    check_release_field(manifest, path)  # absent from manifests written before it: read as they are
 
 
 def check_predictor_params(name: str, params: dict, cls) -> None:

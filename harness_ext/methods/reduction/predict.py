@@ -349,6 +349,7 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
         if model in raw.index:
             raw.loc[model, c] = v
     raw.attrs["anchored"] = sorted(k for k in anchored if k[0] in raw.index)
+    raw.attrs["release_notes"] = older_release_cells(manifest, raw, by_model, dict(zip(long["model_name"], long["model"])))
     # Read from the lm-eval tasks the benchmark itself ran (the Open LLM Leaderboard v2's): no other harness.
     raw.attrs["cross_harness"] = sorted(set(crossed["column"]) - set(crossed.attrs.get("own_tasks", ())))
     raw.attrs["cross_harness_incomplete"] = (list(helm_runs.attrs.get("incomplete", ()))
@@ -359,6 +360,23 @@ def new_model_matrix(manifest: dict, paths, adapter: Optional[str] = None) -> tu
     raw.attrs["ingest_conflicts"] = conflict_cells(conflicts)
     raw.attrs["item_conflicts"] = [c for c in item_conflicts if c[0] in raw.index]
     return raw, report, other_shots
+
+
+def older_release_cells(manifest: dict, raw: pd.DataFrame, files: dict, shown: dict) -> list:
+    """The warnings on lm-eval results files (``files``: ``{model name: [paths]}``) written by an older release than
+    the manifest's folder needs; the cells of a task such a run scored under lm-eval's own name, not the folder's, are
+    emptied in ``raw`` (predicted from the others; :func:`~.lm_eval_release.release_warnings`). ``shown``: model name
+    -> the name ``raw`` shows it by."""
+    from .harness_names import lm_eval_task_list
+    from .lm_eval_release import release_warnings
+
+    notes, refused = release_warnings(manifest, files)
+    columns = {t: e["name"] for e in manifest["subset"] for t in lm_eval_task_list(e)}
+    for name, task in refused:
+        model = shown.get(name, name)
+        if model in raw.index and columns.get(task) in raw.columns:
+            raw.loc[model, columns[task]] = np.nan
+    return notes
 
 
 def _matched_rows(manifest: dict, long: pd.DataFrame, groups: pd.DataFrame) -> tuple:
@@ -455,9 +473,13 @@ def predict_from_manifest(manifest: dict, paths, manifest_path=None, level: floa
 
     An item-level manifest (``reduce --items N``) is predicted from per-item logs by
     :func:`harness_ext.methods.reduction.item_predict.predict_items` instead."""
+    from .lm_eval_release import old_estimate_note
+
     level = check_level(level)
     raw_new, _, other_shots = new_model_matrix(manifest, paths, adapter)
-    return predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
+    pred = predict_scores(manifest, raw_new, other_shots, manifest_path=manifest_path, level=level)
+    pred.warnings[:0] = [n for n in [old_estimate_note(manifest_path)] if n]  # said once, first
+    return pred
 
 
 def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, manifest_path=None,
@@ -484,6 +506,7 @@ def predict_scores(manifest: dict, raw_new: pd.DataFrame, other_shots=None, mani
     subset_idx = np.array([columns.index(s["name"]) for s in manifest["subset"]])
     warnings = chance_warnings(manifest) + [f"reading the new results: {n}" for n in raw_new.attrs.get("ingest_notes", ())]
     warnings += [f"reading the new results: {n}" for n in raw_new.attrs.get("dataset_links", ())]
+    warnings += list(raw_new.attrs.get("release_notes", ()))  # results of an older lm-eval than the folder needs
     warnings += conflict_warnings(raw_new.attrs.get("ingest_conflicts") or [])
     warnings += item_conflict_warnings(raw_new.attrs.get("item_conflicts") or [])
     have, notes = input_warnings(manifest, raw_new, train, Z_new, subset_idx, other_shots or {})

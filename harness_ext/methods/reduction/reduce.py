@@ -348,4 +348,7 @@ def reduce_matrix(df, *, budget: Optional[str] = None, selector: str = DEFAULT_S
         from .items import attach_items
 
         attach_items(manifest, db, int(items), random_state)
+    from .lm_eval_release import attach_release
+
+    attach_release(manifest)  # the lm-eval release the written folder needs, once its tasks and items are known
     return ReduceResult(manifest)
