@@ -5,10 +5,16 @@ checks that a code change (a refactor, a faster implementation) gives the same m
 for byte, on a fresh clone (bundled data only).
 
 When a change is *meant* to change the manifest (a new field, another default, a fixed bug), update the pin:
-run ``python tests/test_manifest_pinned.py``, which prints the new hash, check with ``git diff`` of the manifest
-it writes to ``manifest_pinned.json`` (in the current folder) that only the intended part changed, and replace
-:data:`PINNED` (say why in the commit message). The tool's version is left out of the hash, so a release
-does not change it.
+run ``python tests/test_manifest_pinned.py``, which prints the new hash and the releases of the numerical
+libraries it ran under, check with ``git diff`` of the manifest it writes to ``manifest_pinned.json`` (in the
+current folder) that only the intended part changed, and replace :data:`PINNED` and :data:`PINNED_UNDER` (say why
+in the commit message). The tool's version is left out of the hash, so a release does not change it.
+
+The bytes are only promised under the releases the hash was checked under (:data:`PINNED_UNDER`): another
+numpy, scipy, pandas, scikit-learn or duckdb may round a sum or a solve differently in its last digits, and a
+choice the reduction makes between near-equal options (a blend weight of the frontier folds) can follow that
+rounding. Under other releases the test skips and says which differ; that the same inputs and seed give the same
+manifest wherever it runs is ``tests/test_manifest_predict.py``'s check.
 """
 
 from __future__ import annotations
@@ -19,7 +25,23 @@ from pathlib import Path
 import pytest
 
 #: sha256 of the manifest.json ``reduce`` writes for :func:`pinned_manifest` (the tool version masked).
-PINNED = "64c6a7b6a6f5c143293709705bc8586d4d3790e09f6e62a1fc783285c9f96580"
+PINNED = "3717b8b24d6c4d2dccf6fd3e6a5a8fc219db79f67e369e14a347a0c3299b026b"
+#: The numerical libraries' releases :data:`PINNED` was checked under (each gave the same bytes).
+PINNED_UNDER = (
+    {"numpy": "2.4.6", "scipy": "1.17.1", "pandas": "3.1.1", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.4.6", "scipy": "1.17.1", "pandas": "2.3.3", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.3.5", "scipy": "1.17.1", "pandas": "3.1.1", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.3.5", "scipy": "1.17.1", "pandas": "2.3.3", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+)
+#: The distributions whose release can change a reduction's last digits.
+NUMERICAL_LIBRARIES = ("numpy", "scipy", "pandas", "scikit-learn", "duckdb")
+
+
+def releases() -> dict:
+    """The installed release of each of :data:`NUMERICAL_LIBRARIES`."""
+    from importlib.metadata import version
+
+    return {name: version(name) for name in NUMERICAL_LIBRARIES}
 
 
 def pinned_manifest(out: Path) -> tuple:
@@ -42,6 +64,14 @@ def pinned_manifest(out: Path) -> tuple:
 
 
 def test_manifest_bytes_are_pinned(tmp_path):
+    here = releases()
+    if here not in PINNED_UNDER:
+        nearest = min(PINNED_UNDER, key=lambda env: sum(env[k] != here[k] for k in NUMERICAL_LIBRARIES))
+        differ = ", ".join(f"{k} {here[k]} (pinned under {nearest[k]})" for k in NUMERICAL_LIBRARIES
+                           if here[k] != nearest[k])
+        pytest.skip(f"the manifest's bytes were pinned under other releases of the numerical libraries: {differ}; "
+                    "they may round differently. Re-pin under these releases (this file's docstring says how) to "
+                    "check the bytes here.")
     digest, data = pinned_manifest(tmp_path)
     if digest != PINNED:
         pytest.fail(f"the manifest of the pinned reduction changed (sha256 {digest}, pinned {PINNED}). If the change "
@@ -56,3 +86,4 @@ if __name__ == "__main__":
         digest, data = pinned_manifest(Path(tmp))
     Path("manifest_pinned.json").write_bytes(data)
     print(digest)
+    print(releases())

@@ -214,7 +214,12 @@ class ScaleTransform:
             n = obs.sum(0)
             mu = np.where(n > 0, np.nansum(X, 0) / np.maximum(n, 1), 0.0)
             var = np.where(n > 1, np.nansum((X - mu) ** 2, 0) / np.maximum(n - 1, 1), 0.0)
-        sd = np.sqrt(var)
+            # A column whose observed values are all equal has no spread, exactly: its mean as summed is the value
+            # give or take a rounding error, which left an sd of 1e-17 (treated as spread: a new value's z-score
+            # of 1e16) or 0 depending on the order the sum ran in (the array's memory layout, the library release).
+            flat = (n > 0) & (np.min(np.where(obs, X, np.inf), 0) == np.max(np.where(obs, X, -np.inf), 0))
+            mu = np.where(flat, np.max(np.where(obs, X, -np.inf), 0), mu)
+        sd = np.where(flat, 0.0, np.sqrt(var))
         # A standardised column with no spread (every model at the same score, e.g. all clipped to chance, or a
         # single model) takes the median spread of the other standardised columns, not 1: its z-scores are
         # predicted like any column's, and on a unit sd one z of a 0-1 score was a prediction of 100%.

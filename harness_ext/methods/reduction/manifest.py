@@ -50,6 +50,12 @@ EMBED_MAX_CELLS = 2_000_000
 Z90 = 1.6448536269514722
 
 
+def _numbers(block: dict) -> dict:
+    """``block`` with every float, nested blocks' too, a manifest number (:func:`_num`): a figure left at full
+    precision carried the last digits' rounding, which differ between numpy releases, into the manifest."""
+    return {k: _num(v) if isinstance(v, float) else _numbers(v) if isinstance(v, dict) else v for k, v in block.items()}
+
+
 def schema() -> dict:
     """The manifest's JSON Schema."""
     return json.loads((files("harness_ext") / "schema" / "manifest-v1.schema.json").read_text())
@@ -413,8 +419,7 @@ def prediction_section(r, random_state: int) -> dict:
                            "rmse": _num(nested.rmse), "n_aggregate_models": int(nested.n_aggregate),
                            "nested": True,
                            **({"points": cal.honest["points"]} if cal.honest["points"] else {}),
-                           **({"frontier": {k2: (_num(v) if isinstance(v, float) else v) for k2, v in frontier.items()}}
-                              if frontier else {})},
+                           **({"frontier": _numbers(frontier)} if frontier else {})},
         "calibration": {
             "description": "nested: the selection re-run without each fold's models (same selector, parameters "
                            "and seed); predict observes each fold's models on the subset chosen without them to "
