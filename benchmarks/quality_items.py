@@ -10,6 +10,8 @@ Run::
                                                        # the error against the population's size
     python benchmarks/quality_items.py --protocols benchmark-frontier --items 50 --seeds 10
                                                        # the targets the strongest on the whole benchmark
+    python benchmarks/quality_items.py --store my.duckdb --benchmark NAME --items 20
+                                                       # the item data you ingested into a store
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--items-dir DIR`` reads
@@ -17,6 +19,15 @@ correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--i
 ``reduce --items`` makes them, with counts printed): ``tests/fixtures/items_unseen`` holds real tables the
 estimators' constants were not chosen on (EvalPlus HumanEval+ and MBPP+). On a table with scores other than 0 and
 1 the estimators built on the 2PL model are left out, with a note.
+
+``--store DB [--benchmark NAME[,NAME...]] [--metric M]`` measures the item tables of a store filled with ``harness-ext
+ingest`` (lm-eval ``samples_*.jsonl`` logs, HELM runs, Every Eval Ever instance files, Inspect logs, item tables with a
+sidecar; :mod:`_items_store`): one table per benchmark and task, ``benchmark/task``, the tasks of a benchmark each
+other's siblings, the per-item metric picked and the populations read as ``reduce --items`` picks and reads them (the
+same functions, the same notes). The store lists a task's models by name, ``--items-dir`` in a file's order: the
+interpolation split draws its targets by position, so the two give the same figures on the same tables when the files
+list their models by name (the extrapolation protocols rank the models by their means, so they agree unless two models
+tie at a cut). A protocol that holds out no model or fits on fewer than 2 (fewer than 4 models) is skipped with a note.
 
 Protocol (Zhang, Dorner and Hardt 2025, §5; their ``main.py``): for each seed,
 
