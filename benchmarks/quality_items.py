@@ -10,6 +10,8 @@ Run::
                                                        # the error against the population's size
     python benchmarks/quality_items.py --protocols benchmark-frontier --items 50 --seeds 10
                                                        # the targets the strongest on the whole benchmark
+    python benchmarks/quality_items.py --store my.duckdb --benchmark NAME --items 20
+                                                       # the item data you ingested into a store
 
 Data: ``../shared/data/items/<source>/<task>.parquet`` (long tables ``model, item, score`` of real 0/1
 correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--items-dir DIR`` reads
@@ -17,6 +19,15 @@ correctness; HELM Lite 83 models, Open LLM Leaderboard v2 428-429 models). ``--i
 ``reduce --items`` makes them, with counts printed): ``tests/fixtures/items_unseen`` holds real tables the
 estimators' constants were not chosen on (EvalPlus HumanEval+ and MBPP+). On a table with scores other than 0 and
 1 the estimators built on the 2PL model are left out, with a note.
+
+``--store DB [--benchmark NAME[,NAME...]] [--metric M]`` measures the item tables of a store filled with ``harness-ext
+ingest`` (lm-eval ``samples_*.jsonl`` logs, HELM runs, Every Eval Ever instance files, Inspect logs, item tables with a
+sidecar; :mod:`_items_store`): one table per benchmark and task, ``benchmark/task``, the tasks of a benchmark each
+other's siblings, the per-item metric picked and the populations read as ``reduce --items`` picks and reads them (the
+same functions, the same notes). The store lists a task's models by name, ``--items-dir`` in a file's order: the
+interpolation split draws its targets by position, so the two give the same figures on the same tables when the files
+list their models by name (the extrapolation protocols rank the models by their means, so they agree unless two models
+tie at a cut). A protocol that holds out no model or fits on fewer than 2 (fewer than 4 models) is skipped with a note.
 
 Protocol (Zhang, Dorner and Hardt 2025, §5; their ``main.py``): for each seed,
 
@@ -69,6 +80,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import SHARED_DATA  # noqa: E402
+from _items_store import StoreTables, align_rows  # noqa: E402
 
 ITEMS = SHARED_DATA / "items"
 QUICK_TABLES = ("helm_lite/gsm", "open_llm_v2/musr")
@@ -191,10 +203,10 @@ def split(scores: np.ndarray, protocol: str, seed: int, source_fraction: float =
         # NaN strength (no answers at all; not in a table's own models) ranks weakest, never a target.
         key = np.where(np.isnan(strength), -np.inf, strength)
         order = np.argsort(key, kind="stable")
-        sources, targets = order[: int(0.5 * m)], order[-int(0.3 * m):]
+        sources, targets = order[: int(0.5 * m)], order[m - int(0.3 * m):]
     else:
         order = np.argsort(scores.mean(axis=1), kind="stable")
-        sources, targets = order[: int(0.5 * m)], order[-int(0.3 * m):]
+        sources, targets = order[: int(0.5 * m)], order[m - int(0.3 * m):]
     if source_fraction < 1:
         keep = max(20, int(source_fraction * len(sources)))
         sources = np.sort(np.random.RandomState(100 + seed).permutation(sources)[:keep])
@@ -417,12 +429,27 @@ def usable(scores: np.ndarray, table: str, names: list, designs: list) -> tuple:
     return [k for k in names if k not in dropped], [d for d in designs if d not in dropped]
 
 
-def main(argv=None) -> int:
+def held_out(scores, table, protocol, label, seed, frac, strength) -> bool:
+    """Whether ``protocol`` holds out a target and fits on 2 or more sources on ``table`` (the counts are the same for
+    every seed); if not, a note says so (a table of 3 models has no interpolation target: 25% of 3 is 0)."""
+    from harness_ext.report import plural
+
+    sources, targets = split(scores, protocol, seed, frac, strength)
+    if len(targets) and len(sources) >= 2:
+        return True
+    print(f"note: {table}: {label}: {plural(len(targets), 'target')} and {plural(len(sources), 'source')} among "
+          f"{plural(scores.shape[0], 'model')}; skipped", flush=True)
+    return False
+
+
+def parse_args(argv=None) -> argparse.Namespace:
     ESTIMATORS = estimator_table()
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="two tables, 50 items, 3 seeds")
-    ap.add_argument("--tables", nargs="*", help="tables as source/task (default: every table)")
+    ap.add_argument("--quick", action="store_true",
+                    help="two tables (with --store: the store's tables or --tables), 50 items, 3 seeds")
+    ap.add_argument("--tables", nargs="*", help="tables as source/task (with --store: benchmark/task; default: every "
+                                                "table)")
     ap.add_argument("--items", nargs="*", type=int, default=[50, 100])
     ap.add_argument("--seeds", type=int, default=20)
     ap.add_argument("--first-seed", type=int, default=0,
@@ -442,11 +469,44 @@ def main(argv=None) -> int:
     ap.add_argument("--items-dir", type=Path, metavar="DIR",
                     help="read the item tables from DIR/<source>/<task>.parquet or .csv instead of the shared data's items "
                          "folder (a table the constants were not chosen on, e.g. tests/fixtures/items_unseen)")
+    ap.add_argument("--store", type=Path, metavar="DB",
+                    help="your own store (filled by 'harness-ext ingest ... --db DB') instead of the shared tables: one "
+                         "table per benchmark and task with item-level results, read as 'reduce --items' reads them")
+    ap.add_argument("--benchmark", metavar="NAME[,NAME...]",
+                    help="with --store: the benchmarks to measure (names or globs; default: every one in the store)")
+    ap.add_argument("--metric", metavar="M",
+                    help="with --store: the per-item metric (default: per task, as 'reduce --items' picks it)")
     ap.add_argument("--per-draw", type=Path, metavar="CSV",
                     help="also write one row per table, protocol, items, design, seed and estimator (the draw's "
                          "mean |error| in points over its targets, coverage, median width, number of targets) to CSV")
     args = ap.parse_args(argv)
+    if args.store is None and (args.benchmark or args.metric):
+        raise SystemExit("quality_items: --benchmark and --metric choose among a store's item tables: only with --store")
+    if args.store is not None and args.items_dir is not None:
+        raise SystemExit("quality_items: --store and --items-dir both name the item tables: give one")
     args.draws = [] if args.per_draw else None
+    return args
+
+
+def store_tables(args) -> StoreTables:
+    """``--store``: the store's item tables (:class:`~_items_store.StoreTables`), its notes on the metrics printed;
+    ``--tables`` must name some of them."""
+    src = StoreTables(args.store, [b for b in (args.benchmark or "").split(",") if b], args.metric)
+    unknown = [t for t in args.tables or () if t not in src.tables]
+    if unknown:
+        src.close()
+        raise SystemExit(f"quality_items: --tables {' '.join(unknown)}: not in the store {args.store}, whose item "
+                         f"tables (benchmark/task) are {', '.join(src.tables) or 'none'}")
+    return src
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.store is not None:
+        with store_tables(args) as src:
+            tables = args.tables or src.tables
+            n_list, seeds = (args.items, args.seeds) if not args.quick else ([50], 3)
+            return run(args, tables, n_list, seeds, src.load, src.siblings, src.notes)
     global ITEMS
     if args.items_dir is not None:
         # The loaders below read the module's folder, so pointing it elsewhere is the whole option.
@@ -458,17 +518,29 @@ def main(argv=None) -> int:
     n_list, seeds = args.items, args.seeds
     if args.quick:
         tables, n_list, seeds = list(args.tables or QUICK_TABLES), [50], 3
+    return run(args, tables, n_list, seeds, lambda t, notes: load_named(table_file(t), notes=notes), sibling_tables)
+
+
+def run(args, tables, n_list, seeds, load, siblings_of, notes=()) -> int:
+    """Measure ``tables``: ``load(table, notes)`` gives a table's ``(answers, models)`` (answers None for a table
+    left out, its notes saying why) and ``siblings_of(table, models)`` the other tasks of its benchmark on the same
+    rows; ``notes`` (``table: note``, on tables left out before) are printed first."""
+    ESTIMATORS = estimator_table()
     print("table | protocol | n | estimator | mean |err| (pts) | se | 90% coverage | its se over seeds | its se over "
           "seeds and models | median width (pts)")
+    for note in notes:
+        print(f"note: {note}", flush=True)
     rows = []
     names, designs = list(args.estimators), list(args.designs)
     cross = any(getattr(ESTIMATORS[k], "uses_other_tasks", False) for k in args.estimators)
     for t in tables:
         notes = []
-        scores, models = load_named(table_file(t), notes=notes)
+        scores, models = load(t, notes)
         for note in notes:
             print(f"note: {t}: {note}", flush=True)
-        siblings = sibling_tables(t, models) if cross or "benchmark-frontier" in args.protocols else ()
+        if scores is None:
+            continue
+        siblings = siblings_of(t, models) if cross or "benchmark-frontier" in args.protocols else ()
         others = siblings if cross else ()
         strength = benchmark_strength(scores, siblings)
         args.estimators, args.designs = usable(scores, t, names, designs)
@@ -479,6 +551,8 @@ def main(argv=None) -> int:
                     continue
                 for frac in args.source_fractions:
                     label = protocol if frac >= 1 else f"{protocol} ({frac:g} of sources)"
+                    if not held_out(scores, t, protocol, label, args.first_seed, frac, strength):
+                        continue
                     rows += measure(scores, others, t, protocol, label, n, range(args.first_seed, args.first_seed + seeds),
                                     args, frac, strength)
     summarise(rows)
