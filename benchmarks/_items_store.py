@@ -13,18 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 
-
-def align_rows(M: np.ndarray, own: list, models) -> np.ndarray:
-    """The rows of ``M`` (models ``own``) in the order of ``models``, NaN for a model ``M`` lacks."""
-    row = {m: i for i, m in enumerate(own)}
-    out = np.full((len(models), M.shape[1]), np.nan)
-    have = [(k, row[m]) for k, m in enumerate(models) if m in row]
-    if have:
-        at, src = map(list, zip(*have))
-        out[at] = M[src]
-    return out
+from harness_ext.methods.reduction.item_others import align_rows
 
 
 def _unprefixed(note: str, task: str) -> str:

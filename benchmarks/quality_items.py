@@ -80,7 +80,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _common import SHARED_DATA  # noqa: E402
-from _items_store import StoreTables, align_rows  # noqa: E402
+from _items_store import StoreTables  # noqa: E402
 
 ITEMS = SHARED_DATA / "items"
 QUICK_TABLES = ("helm_lite/gsm", "open_llm_v2/musr")
