@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-
 from harness_ext.methods.reduction.item_others import align_rows
 
 
