@@ -112,6 +112,11 @@ def read_long(path: Path):
         if found is None:
             raise SystemExit(f"{path}: no {role} column (one of {', '.join(names)}) among {', '.join(map(str, df.columns))}")
         cols[found] = role
+    for extra in ("task", "metric", "benchmark"):  # one table is one task's one metric: more would merge them
+        if extra in df.columns and df[extra].nunique() > 1:
+            raise SystemExit(f"{path}: its {extra} column names {df[extra].nunique()} {extra}s; a table here holds one "
+                             f"task's scores under one metric: ingest it with harness-ext ingest and measure the store "
+                             f"(--store DB), or write one file per task")
     df = df[list(cols)].rename(columns=cols)
     df["score"] = pd.to_numeric(df["score"], errors="coerce")
     notes = []

@@ -95,3 +95,11 @@ def test_sibling_tables_of_either_format_line_up_by_model(mod, tmp_path, monkeyp
     (other,) = mod.sibling_tables("b/a", models)
     np.testing.assert_array_equal(other[10:], M[10:])
     assert np.isnan(other[:10]).all()
+
+
+def test_a_table_of_several_tasks_is_refused_with_the_store_named(mod, tmp_path):
+    (tmp_path / "b").mkdir()
+    df = pd.concat([_long(_answers()).assign(task="x"), _long(_answers(seed=1)).assign(task="y")])
+    df.to_csv(tmp_path / "b" / "t.csv", index=False)
+    with pytest.raises(SystemExit, match=r"t\.csv: its task column names 2 tasks.*--store DB"):
+        mod.main(["--items-dir", str(tmp_path), "--items", "20", "--seeds", "1", "--estimators", "sample_mean"])
