@@ -73,8 +73,8 @@ def test_crosspred_profiles_of_models_of_one_size_have_no_size_feature(tmp_path)
     (tmp_path / "model_profiles.json").write_text(json.dumps(models))
     (tmp_path / "dataset_profiles.json").write_text(json.dumps({"d": {"des_cluster": [1.0]}}))
     H, _ = load_profiles(tmp_path, list(models), ["d"])
-    # Five of the 60 7B models of the bundled profiles: log(7) five times has an sd of 2e-16, and the standardised
-    # size was rounding over rounding (about +-1), a difference between models of one size.
+    # Five of the 60 7B models of the shared CrossPred profiles: log(7) five times has an sd of 2e-16, and the
+    # standardised size was rounding over rounding (+1 each), a difference from unprofiled models that is not there.
     assert (H[:, 0] == 0.0).all()
 
 
