@@ -19,6 +19,7 @@ import numpy as np
 
 from harness_ext.base import check_matrix
 from harness_ext.errors import MethodError
+from harness_ext.flat import flat_slices
 
 
 def missingness_groups(observed: np.ndarray):
@@ -75,14 +76,20 @@ def standardise_columns(X: np.ndarray, min_count: int = 5, groups=None) -> Tuple
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns are replaced just below
         mu = np.nanmean(X, axis=0)
         sd = np.nanstd(X, axis=0)
-    all_mu, all_sd = float(np.nanmean(X)), float(np.nanstd(X)) or 1.0
+    # A column (or group, or matrix) at one value has no spread, exactly: numpy's sd of it is often 1e-16, which
+    # made its z-scores rounding over rounding (about +-1) and a new value's 1e15 (see harness_ext.flat).
+    flat, value = flat_slices(X, 0)
+    mu, sd = np.where(flat, value, mu), np.where(flat, 0.0, sd)
+    all_sd = 0.0 if flat_slices(X.ravel())[0] else float(np.nanstd(X))
+    all_mu, all_sd = float(np.nanmean(X)), all_sd or 1.0
     pooled_mu = np.empty(n_cols)
     pooled_sd = np.empty(n_cols)
     for g in np.unique(labels):  # a loop over the few groups, not over cells
         cols = labels == g
         vals = X[:, cols][obs[:, cols]]
         pooled_mu[cols] = vals.mean() if vals.size else all_mu
-        pooled_sd[cols] = (vals.std() or all_sd) if vals.size else all_sd
+        own = vals.std() if vals.size and not flat_slices(vals)[0] else 0.0
+        pooled_sd[cols] = own or all_sd
     few = (count < min_count) | ~np.isfinite(mu)
     mu = np.where(few, pooled_mu, mu)
     sd = np.where(few | ~(sd > 0), pooled_sd, sd)

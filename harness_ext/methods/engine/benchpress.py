@@ -77,6 +77,7 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from ...errors import MethodError
+from ...flat import flat_slices
 
 #: BenchPress's published settings (``predict_benchpress_scores``).
 RANK, LAM, N_ITER, N_ENSEMBLE, BASE_SEED = 2, 0.1, 40, 10, 42
@@ -384,7 +385,12 @@ class RiskModel:
         # A typical error above the largest one ever held out is extrapolation; unbounded, expm1 of a runaway
         # prediction (ridge on features outside the training range) overflows to an infinite width.
         self.cap_ = float(np.max(y)) if np.size(y) else 0.0
-        self.sd_ = np.where(sd > 0, sd, 1.0)  # sklearn's StandardScaler: a constant feature is left unscaled
+        # sklearn's StandardScaler: a constant feature is left unscaled. Constant exactly, not by its computed sd
+        # (often 1e-16 for a constant: a held-out cell's other value became a feature of 1e14), and centred on
+        # its value, so its training column is 0 and its weight 0.
+        flat, value = flat_slices(X, 0)
+        self.mu_ = np.where(flat, value, self.mu_)
+        self.sd_ = np.where((sd > 0) & ~flat, sd, 1.0)
         Xs = (X - self.mu_) / self.sd_
         if self.kind == "ridge":
             ym = y.mean()

@@ -29,6 +29,7 @@ import re
 
 import numpy as np
 
+from ...flat import flat_slices
 from .conformal import (_normal_quantile, conformal_quantile, cv_plus_bounds, mondrian_groups, mondrian_quantiles,
                         normalised_scores)
 from .direct_ridge import BLEND_GRID, direct_predict
@@ -476,7 +477,8 @@ def held_out_share(pairs, min_models: int = 10):
         return None
     t, p = _cat([a for a, _ in pairs]), _cat([b for _, b in pairs])
     ok = np.isfinite(t) & np.isfinite(p)
-    if ok.sum() < min_models or np.var(t[ok]) <= 0:
+    # Aggregates all equal have a variance of rounding (1e-32), not spread: no share, not one of -1e27.
+    if ok.sum() < min_models or flat_slices(t[ok])[0] or np.var(t[ok]) <= 0:
         return None
     return float(1.0 - np.mean((t[ok] - p[ok]) ** 2) / np.var(t[ok]))
 

@@ -61,6 +61,7 @@ from typing import Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ...errors import MethodError
+from ...flat import flat_slices
 
 LOGIT = "logit"
 STANDARDISE = "standardise"
@@ -217,8 +218,8 @@ class ScaleTransform:
             # A column whose observed values are all equal has no spread, exactly: its mean as summed is the value
             # give or take a rounding error, which left an sd of 1e-17 (treated as spread: a new value's z-score
             # of 1e16) or 0 depending on the order the sum ran in (the array's memory layout, the library release).
-            flat = (n > 0) & (np.min(np.where(obs, X, np.inf), 0) == np.max(np.where(obs, X, -np.inf), 0))
-            mu = np.where(flat, np.max(np.where(obs, X, -np.inf), 0), mu)
+            flat, value = flat_slices(X, 0)
+            mu = np.where(flat, value, mu)
         sd = np.where(flat, 0.0, np.sqrt(var))
         # A standardised column with no spread (every model at the same score, e.g. all clipped to chance, or a
         # single model) takes the median spread of the other standardised columns, not 1: its z-scores are

@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from ...flat import flat_slices
 from ..engine.frontier_unidentified import LOW_SHARE
 from .predict import embedded_values
 
@@ -49,7 +50,9 @@ def explained_share(manifest: dict) -> Optional[float]:
     complete = values[~np.isnan(values).any(axis=1)]
     if complete.shape[0] < MIN_MODELS:
         return None
-    var = float(np.var(complete @ w, ddof=1))
+    agg = complete @ w
+    # Aggregates all equal have a variance of rounding (1e-32), not spread: no share, not one of -1e30.
+    var = 0.0 if flat_slices(agg)[0] else float(np.var(agg, ddof=1))
     return 1.0 - float(rmse) ** 2 / var if var > 0 else None
 
 
