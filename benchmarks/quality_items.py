@@ -172,11 +172,11 @@ def items_root(path: Path) -> tuple:
                              "through the store: harness-ext ingest PATH --db my.duckdb, then --store my.duckdb")
         table = f"{path.parent.name}/{path.stem}"
         others = [t for t in table_paths(path.parent.parent) if Path(t).parent.name == path.parent.name]
-        print(f"note: --items-dir names one table: measuring {table} (its folder's other tables, "
-              f"{len(others) - 1}, are its benchmark's other tasks)", flush=True)
+        print(f"note: --items-dir names one table: measuring {table}, with the {len(others) - 1} other tables of "
+              "its folder as its benchmark's other tasks", flush=True)
         return path.parent.parent, [table]
     nested = table_paths(path) if path.is_dir() else []
-    flat = sorted(p for p in path.glob("*") if p.suffix in (".parquet", ".csv") and p.is_file()) if path.is_dir() else []
+    flat = [p for p in sorted(path.glob("*")) if p.suffix in (".parquet", ".csv") and p.is_file()]
     if nested:
         if flat:
             print(f"note: --items-dir {path}: {len(flat)} tables directly in it not read (a benchmark's tables go in "
@@ -342,10 +342,14 @@ def summarise(rows: list) -> None:
         if not base:
             continue
         best = min(base, key=base.get)
+        if not base[best] > 0:  # a task every model scores alike: the baselines are exact, a ratio 0/0
+            print(f"note: {t} | {protocol} | {n}: {best} errs 0 (every population model scores the task alike); "
+                  "no ratios, and the table is left out of the averages below")
+            continue
         for k, (mae, cov) in d.items():
             r_best = mae / base[best]
-            r_aipw = mae / d["aipw_paper"][0] if "aipw_paper" in d else np.nan
-            r_ct = mae / d[CROSS_BASELINE][0] if CROSS_BASELINE in d else np.nan
+            r_aipw = _ratio(mae, d["aipw_paper"][0]) if "aipw_paper" in d else np.nan
+            r_ct = _ratio(mae, d[CROSS_BASELINE][0]) if CROSS_BASELINE in d else np.nan
             avg[(protocol, n, k)].append((r_best, r_aipw, r_ct, cov))
             print(f"{t} | {protocol} | {n} | {k} | {mae:.2f} | {r_best:.3f} ({best}) | {r_aipw:.3f} | {r_ct:.3f} | {cov}")
     print("\naverage over tables: protocol | n | estimator | / best baseline | / aipw_paper | "
@@ -354,8 +358,20 @@ def summarise(rows: list) -> None:
         a = np.array([(x, y, z) for x, y, z, _ in v])
         covs = [float(c) for *_, c in v if c != "n/a"]
         rng = f"{min(covs):.3f}-{max(covs):.3f}" if covs else "n/a"
-        print(f"{protocol} | {n} | {k} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} | "
-              f"{a[:, 0].max():.3f} | {rng}")
+        mean = [_finite_mean(a[:, j]) for j in range(3)]
+        print(f"{protocol} | {n} | {k} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.3f} | {a[:, 0].max():.3f} | {rng}")
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, NaN where ``b`` is 0 (an estimator exact on every draw) rather than numpy's warning and inf."""
+    return a / b if b > 0 else np.nan
+
+
+def _finite_mean(x: np.ndarray) -> float:
+    """The mean of the finite values of ``x`` (NaN where there are none): a ratio undefined on one table does not
+    make the average over tables NaN."""
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if len(x) else np.nan
 
 
 def _cluster_variance(dev: np.ndarray, ids: np.ndarray) -> float:
@@ -471,7 +487,8 @@ def usable(scores: np.ndarray, table: str, names: list, designs: list, others=()
         why = "scores other than 0 and 1 (graded scores, or a model's missing answers filled with the item's mean)"
     else:
         # The cross-task 2PL model is fitted on the siblings' answers too (one model across the benchmark's tasks).
-        dropped = [k for k in two_pl if getattr(table_[k], "uses_other_tasks", False)] if not all(map(binary, others)) else []
+        graded_sibling = not all(map(binary, others))
+        dropped = [k for k in two_pl if graded_sibling and getattr(table_[k], "uses_other_tasks", False)]
         why = ("another task of its benchmark has scores other than 0 and 1 (graded scores, or a model's missing "
                "answers filled with the item's mean)")
     if dropped:
