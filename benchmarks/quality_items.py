@@ -515,7 +515,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="two tables (with --store: the store's tables or --tables), 50 items, 3 seeds")
+                    help="two tables (with --store or --items-dir: their tables or --tables), 50 items, 3 seeds")
     ap.add_argument("--tables", nargs="*", help="tables as source/task (with --store: benchmark/task; default: every "
                                                 "table)")
     ap.add_argument("--items", nargs="*", type=int, default=[50, 100])
@@ -590,7 +590,9 @@ def main(argv=None) -> int:
     tables = args.tables or found or table_paths(ITEMS)
     n_list, seeds = args.items, args.seeds
     if args.quick:
-        tables, n_list, seeds = list(args.tables or QUICK_TABLES), [50], 3
+        # The shared data's two quick tables; a folder of the user's own has only its own tables to offer.
+        quick = QUICK_TABLES if args.items_dir is None else tables
+        tables, n_list, seeds = list(args.tables or quick), [50], 3
     return run(args, tables, n_list, seeds, lambda t, notes: load_named(table_file(t), notes=notes), sibling_tables)
 
 

@@ -119,3 +119,10 @@ def test_reduce_refuses_the_irt_anchors_design_on_graded_answers(tmp_path, capsy
     assert not (tmp_path / "r").exists()
     assert ("the irt-anchors design chooses its anchors with the 2PL model of 0/1 answers, and 1 task has scores "
             "other than 0 and 1" in capsys.readouterr().err)
+
+
+def test_quick_on_a_users_folder_measures_its_tables(mod, tmp_path, capsys):
+    _bench(tmp_path / "d")
+    mod.main(["--items-dir", str(tmp_path / "d"), "--quick", "--estimators", "sample_mean",
+              "--protocols", "interpolation"])
+    assert "b/t | interpolation | 50 | sample_mean |" in capsys.readouterr().out
