@@ -160,6 +160,37 @@ def table_paths(folder: Path) -> list:
                   if p.suffix in (".parquet", ".csv") and p.is_file())
 
 
+def items_root(path: Path) -> tuple:
+    """``(folder, tables)`` that ``--items-dir PATH`` names: a folder of benchmark folders (tables None: all of
+    them), a benchmark's folder of tables (read as that one benchmark) or one table (measured with the other tables
+    of its folder as its benchmark's other tasks); a note says which. Anything else is refused saying why."""
+    path = Path(path).resolve()
+    if path.is_file():
+        if path.suffix not in (".parquet", ".csv"):
+            raise SystemExit(f"quality_items: --items-dir {path}: not an item table (.parquet or .csv); other item "
+                             "data (lm-eval samples_*.jsonl logs, HELM runs, wide tables with a sidecar...) goes "
+                             "through the store: harness-ext ingest PATH --db my.duckdb, then --store my.duckdb")
+        table = f"{path.parent.name}/{path.stem}"
+        others = [t for t in table_paths(path.parent.parent) if Path(t).parent.name == path.parent.name]
+        print(f"note: --items-dir names one table: measuring {table}, with the {len(others) - 1} other tables of "
+              "its folder as its benchmark's other tasks", flush=True)
+        return path.parent.parent, [table]
+    nested = table_paths(path) if path.is_dir() else []
+    flat = [p for p in sorted(path.glob("*")) if p.suffix in (".parquet", ".csv") and p.is_file()]
+    if nested:
+        if flat:
+            print(f"note: --items-dir {path}: {len(flat)} tables directly in it not read (a benchmark's tables go in "
+                  f"a folder of their own, {path}/<benchmark>/<task>.parquet)", flush=True)
+        return path, None
+    if flat:
+        print(f"note: --items-dir {path} holds its tables directly: read as one benchmark, {path.name} "
+              f"({len(flat)} tables)", flush=True)
+        return path.parent, [t for t in table_paths(path.parent) if Path(t).parent.name == path.name]
+    raise SystemExit(f"quality_items: --items-dir {path}: no item tables there (expected "
+                     f"{path}/<benchmark>/<task>.parquet or .csv)" if path.is_dir() else
+                     f"quality_items: --items-dir {path}: no such folder")
+
+
 def table_file(table: str) -> Path:
     """The file of a ``source/task`` table: its Parquet, else its CSV."""
     p = ITEMS / f"{table}.parquet"
@@ -311,10 +342,14 @@ def summarise(rows: list) -> None:
         if not base:
             continue
         best = min(base, key=base.get)
+        if not base[best] > 0:  # a task every model scores alike: the baselines are exact, a ratio 0/0
+            print(f"note: {t} | {protocol} | {n}: {best} errs 0 (every population model scores the task alike); "
+                  "no ratios, and the table is left out of the averages below")
+            continue
         for k, (mae, cov) in d.items():
             r_best = mae / base[best]
-            r_aipw = mae / d["aipw_paper"][0] if "aipw_paper" in d else np.nan
-            r_ct = mae / d[CROSS_BASELINE][0] if CROSS_BASELINE in d else np.nan
+            r_aipw = _ratio(mae, d["aipw_paper"][0]) if "aipw_paper" in d else np.nan
+            r_ct = _ratio(mae, d[CROSS_BASELINE][0]) if CROSS_BASELINE in d else np.nan
             avg[(protocol, n, k)].append((r_best, r_aipw, r_ct, cov))
             print(f"{t} | {protocol} | {n} | {k} | {mae:.2f} | {r_best:.3f} ({best}) | {r_aipw:.3f} | {r_ct:.3f} | {cov}")
     print("\naverage over tables: protocol | n | estimator | / best baseline | / aipw_paper | "
@@ -323,8 +358,20 @@ def summarise(rows: list) -> None:
         a = np.array([(x, y, z) for x, y, z, _ in v])
         covs = [float(c) for *_, c in v if c != "n/a"]
         rng = f"{min(covs):.3f}-{max(covs):.3f}" if covs else "n/a"
-        print(f"{protocol} | {n} | {k} | {a[:, 0].mean():.3f} | {a[:, 1].mean():.3f} | {a[:, 2].mean():.3f} | "
-              f"{a[:, 0].max():.3f} | {rng}")
+        mean = [_finite_mean(a[:, j]) for j in range(3)]
+        print(f"{protocol} | {n} | {k} | {mean[0]:.3f} | {mean[1]:.3f} | {mean[2]:.3f} | {a[:, 0].max():.3f} | {rng}")
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, NaN where ``b`` is 0 (an estimator exact on every draw) rather than numpy's warning and inf."""
+    return a / b if b > 0 else np.nan
+
+
+def _finite_mean(x: np.ndarray) -> float:
+    """The mean of the finite values of ``x`` (NaN where there are none): a ratio undefined on one table does not
+    make the average over tables NaN."""
+    x = x[np.isfinite(x)]
+    return float(x.mean()) if len(x) else np.nan
 
 
 def _cluster_variance(dev: np.ndarray, ids: np.ndarray) -> float:
@@ -404,33 +451,49 @@ def measure(scores, others, t, protocol, label, n, seeds, args, frac, strength=N
         cov = np.concatenate(covs)
         cov_s = "n/a" if np.isnan(cov).all() else f"{np.nanmean(cov):.3f}"
         per_seed = [np.nanmean(c) for c in covs] if cov_s != "n/a" else [np.nan]
-        cov_se = "n/a" if cov_s == "n/a" else f"{np.std(per_seed, ddof=1) / np.sqrt(len(per_seed)):.3f}"
-        two_way = "n/a" if cov_s == "n/a" else f"{_two_way_se(cov, seed_of, models):.3f}"
+        cov_se = "n/a" if cov_s == "n/a" else _seed_se(per_seed, 3)
+        two_way = "n/a" if cov_s == "n/a" or len(covs) < 2 else f"{_two_way_se(cov, seed_of, models):.3f}"
         wid = np.concatenate(widths)
         wid_s = "n/a" if np.isnan(wid).all() else f"{np.nanmedian(wid):.2f}"
-        print(f"{t} | {label} | {n} | {k} | {m.mean():.2f} | {m.std(ddof=1) / np.sqrt(len(m)):.2f} | "
+        print(f"{t} | {label} | {n} | {k} | {m.mean():.2f} | {_seed_se(m, 2)} | "
               f"{cov_s} | {cov_se} | {two_way} | {wid_s}", flush=True)
         rows.append((t, label, n, k, m.mean(), cov_s))
     return rows
+
+
+def _seed_se(values, digits: int) -> str:
+    """The standard error of a mean over seeds, formatted; "n/a" from one seed (no spread to read it from)."""
+    v = np.asarray(values, dtype=float)
+    return "n/a" if len(v) < 2 else f"{v.std(ddof=1) / np.sqrt(len(v)):.{digits}f}"
 
 
 #: The item designs built on the 2PL model (they need 0/1 scores, as the estimators marked ``requires_binary``).
 BINARY_DESIGNS = ("irt-anchors",)
 
 
-def usable(scores: np.ndarray, table: str, names: list, designs: list) -> tuple:
+def usable(scores: np.ndarray, table: str, names: list, designs: list, others=()) -> tuple:
     """``(estimators, designs)`` that can run on ``scores``: those built on the 2PL model left out, with a note,
-    when a score is neither 0 nor 1 (a graded metric: F1, BLEU, partial credit)."""
+    when a score is neither 0 nor 1 (a graded metric: F1, BLEU, partial credit); a 2PL estimator that reads the
+    benchmark's other tasks (``aipw_crosstask``) also when one of ``others`` (the sibling tables) is graded."""
     from harness_ext.methods.engine.item_estimators import _is_binary
 
-    if _is_binary(scores[np.isfinite(scores)]):
-        return names, designs
+    def binary(M):
+        return _is_binary(M[np.isfinite(M)])
+
     table_ = estimator_table()
-    dropped = [k for k in names if getattr(table_[k], "requires_binary", False)]
-    dropped += [d for d in designs if d.partition(":")[0] in BINARY_DESIGNS]
+    two_pl = [k for k in names if getattr(table_[k], "requires_binary", False)]
+    if not binary(scores):
+        dropped = two_pl + [d for d in designs if d.partition(":")[0] in BINARY_DESIGNS]
+        why = "scores other than 0 and 1 (graded scores, or a model's missing answers filled with the item's mean)"
+    else:
+        # The cross-task 2PL model is fitted on the siblings' answers too (one model across the benchmark's tasks).
+        graded_sibling = not all(map(binary, others))
+        dropped = [k for k in two_pl if graded_sibling and getattr(table_[k], "uses_other_tasks", False)]
+        why = ("another task of its benchmark has scores other than 0 and 1 (graded scores, or a model's missing "
+               "answers filled with the item's mean)")
     if dropped:
-        print(f"note: {table}: scores other than 0 and 1 (graded scores, or a model's missing answers filled with the "
-              f"item's mean), so {', '.join(dropped)} (built on the 2PL model of 0/1 answers) left out", flush=True)
+        print(f"note: {table}: {why}, so {', '.join(dropped)} (built on the 2PL model of 0/1 answers) left out",
+              flush=True)
     return [k for k in names if k not in dropped], [d for d in designs if d not in dropped]
 
 
@@ -452,7 +515,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true",
-                    help="two tables (with --store: the store's tables or --tables), 50 items, 3 seeds")
+                    help="two tables (with --store or --items-dir: their tables or --tables), 50 items, 3 seeds")
     ap.add_argument("--tables", nargs="*", help="tables as source/task (with --store: benchmark/task; default: every "
                                                 "table)")
     ap.add_argument("--items", nargs="*", type=int, default=[50, 100])
@@ -513,16 +576,23 @@ def main(argv=None) -> int:
             n_list, seeds = (args.items, args.seeds) if not args.quick else ([50], 3)
             return run(args, tables, n_list, seeds, src.load, src.siblings, src.notes)
     global ITEMS
+    found = None
     if args.items_dir is not None:
         # The loaders below read the module's folder, so pointing it elsewhere is the whole option.
-        ITEMS = args.items_dir
-    if not ITEMS.is_dir():
+        ITEMS, found = items_root(args.items_dir)
+    elif not ITEMS.is_dir():
         print(f"skipped: no item tables at {ITEMS}")
         return 0
-    tables = args.tables or table_paths(ITEMS)
+    unknown = [t for t in args.tables or () if not table_file(t).is_file()]
+    if unknown:
+        raise SystemExit(f"quality_items: --tables {' '.join(unknown)}: no such table in {ITEMS}, whose tables "
+                         f"(benchmark/task) are {', '.join(table_paths(ITEMS)) or 'none'}")
+    tables = args.tables or found or table_paths(ITEMS)
     n_list, seeds = args.items, args.seeds
     if args.quick:
-        tables, n_list, seeds = list(args.tables or QUICK_TABLES), [50], 3
+        # The shared data's two quick tables; a folder of the user's own has only its own tables to offer.
+        quick = QUICK_TABLES if args.items_dir is None else tables
+        tables, n_list, seeds = list(args.tables or quick), [50], 3
     return run(args, tables, n_list, seeds, lambda t, notes: load_named(table_file(t), notes=notes), sibling_tables)
 
 
@@ -548,7 +618,7 @@ def run(args, tables, n_list, seeds, load, siblings_of, notes=()) -> int:
         siblings = siblings_of(t, models) if cross or "benchmark-frontier" in args.protocols else ()
         others = siblings if cross else ()
         strength = benchmark_strength(scores, siblings)
-        args.estimators, args.designs = usable(scores, t, names, designs)
+        args.estimators, args.designs = usable(scores, t, names, designs, others)
         for protocol in args.protocols:
             for n in n_list:
                 if n >= scores.shape[1]:

@@ -215,22 +215,27 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
     return name
 
 
-def check_binary_answers(reg, name: str, answers: dict) -> None:
-    """Refuse an item estimator built on the 2PL model (``requires_binary``) for tasks whose answers are graded.
+def check_binary_answers(reg, name: str, answers: dict, design: str = "random") -> None:
+    """Refuse an item estimator or design built on the 2PL model for tasks whose answers are graded.
 
     ``answers``: task -> the population's models x items scores. The 2PL model is of 0/1 correctness; a graded
-    metric (F1, BLEU, partial credit) needs an estimator of means (the design-based ones and ``crosstask``).
+    metric (F1, BLEU, partial credit) needs an estimator of means (the design-based ones and ``crosstask``) drawn by
+    a design that does not fit the 2PL model (``irt-anchors`` chooses its anchors with it).
     """
-    if not getattr(reg.cls, "requires_binary", False):
+    anchors = design == "irt-anchors"
+    if not (anchors or getattr(reg.cls, "requires_binary", False)):
         return
     graded = {t: int((~np.isin(M, (0.0, 1.0))).sum()) for t, M in answers.items()}
     graded = {t: n for t, n in graded.items() if n}
     if graded:
         shown = ", ".join(f"{t} ({n:,} of {answers[t].size:,})" for t, n in list(graded.items())[:4])
-        raise HarnessExtError(f"item estimator {name!r} is built on the 2PL model of 0/1 answers, and "
+        what, fix = ((f"the {design} design chooses its anchors with", "use --item-design random (the default) or "
+                      "stratified") if anchors else
+                     (f"item estimator {name!r} is built on", "use crosstask (the default), aipw or sample_mean"))
+        raise HarnessExtError(f"{what} the 2PL model of 0/1 answers, and "
                               f"{len(graded)} task{'s have' if len(graded) > 1 else ' has'} scores other than 0 and 1: "
                               f"{shown}{' ...' if len(graded) > 4 else ''} (graded scores, or a model's missing "
-                              "answers filled with the item's mean); use crosstask (the default), aipw or sample_mean")
+                              f"answers filled with the item's mean); {fix}")
 
 
 def design_block(design: str, n_items, n_total, random_state: int, estimator: str, level: float,

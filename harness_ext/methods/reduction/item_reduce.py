@@ -215,7 +215,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     from .item_others import population_others, uses_other_tasks
 
     reg = get_registration("item_estimators", estimator)
-    check_binary_answers(reg, estimator, {t: M for t, (M, _) in pops.items()})
+    check_binary_answers(reg, estimator, {t: M for t, (M, _) in pops.items()}, design)
     others = {t: population_others(pops, samples, t) if uses_other_tasks(reg) else [] for t in pops}
     agreement = {t: sources_agreement(pops[t][0], others[t]) for t in pops}  # the population's, read once per task
     names = sorted({m for _, models in pops.values() for m in models})
