@@ -51,6 +51,16 @@ def import_benchmark(name: str):
         sys.path.remove(str(REPO / "benchmarks"))
 
 
+def one_factor_answers(m: int = 40, n: int = 120, seed: int = 0):
+    """``m`` models x ``n`` items of 0/1 answers from a one-factor population (model i stronger than i - 1)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    ability = np.linspace(-1.5, 1.5, m)[:, None]
+    ease = rng.normal(0, 1, n)[None, :]
+    return (rng.random((m, n)) < 1 / (1 + np.exp(-(ability + ease)))).astype(float)
+
+
 @pytest.fixture(scope="session")
 def real_store(tmp_path_factory):
     """A store holding HELM Classic (Every Eval Ever) and all Pythia lm-eval v0.3 results."""

@@ -5,21 +5,12 @@ graded scores, a Parquet-only folder scan)."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import import_benchmark, one_factor_answers
 
 
 @pytest.fixture(scope="module")
 def mod():
-    from conftest import import_benchmark
-
     return import_benchmark("quality_items")
-
-
-def _answers(m=40, n=120, seed=0):
-    """``m`` models x ``n`` items of 0/1 answers from a one-factor population (model i stronger than i - 1)."""
-    rng = np.random.default_rng(seed)
-    ability = np.linspace(-1.5, 1.5, m)[:, None]
-    ease = rng.normal(0, 1, n)[None, :]
-    return (rng.random((m, n)) < 1 / (1 + np.exp(-(ability + ease)))).astype(float)
 
 
 def _long(M, names=None):
@@ -35,19 +26,19 @@ def _run(mod, folder, capsys, *extra):
 
 
 def test_gaps_are_filled_as_reduce_fills_them_and_counted(mod, tmp_path, capsys):
-    df = _long(_answers()).sample(frac=0.9, random_state=0)
-    thin = _long(_answers(1, 120, 1), ["sparse"]).head(30)  # 30 of 120 items: left out, as reduce leaves it out
+    df = _long(one_factor_answers()).sample(frac=0.9, random_state=0)
+    thin = _long(one_factor_answers(1, 120, 1), ["sparse"]).head(30)  # 30 of 120 items: left out, as reduce leaves it out
     (tmp_path / "b").mkdir()
     pd.concat([df, thin]).to_parquet(tmp_path / "b" / "t.parquet")
     out = _run(mod, tmp_path, capsys, "--estimators", "sample_mean", "random_learn", "crosstask")
     assert "note: b/t: 1 model with scores on fewer than half of the items left out" in out
-    assert f"note: b/t: {len(_long(_answers())) - len(df):,} missing item scores filled" in out
+    assert f"note: b/t: {len(_long(one_factor_answers())) - len(df):,} missing item scores filled" in out
     rows = [r for r in out.splitlines() if r.startswith("b/t | extrapolation | 20 | crosstask |")]
     assert rows and "nan" not in rows[0]
 
 
 def test_graded_scores_leave_out_the_2pl_estimators_with_a_note(mod, tmp_path, capsys):
-    M = _answers() * 0.7 + np.random.default_rng(2).beta(2, 5, (40, 120)) * 0.3
+    M = one_factor_answers() * 0.7 + np.random.default_rng(2).beta(2, 5, (40, 120)) * 0.3
     (tmp_path / "b").mkdir()
     _long(M).to_parquet(tmp_path / "b" / "t.parquet")
     out = _run(mod, tmp_path, capsys, "--estimators", "sample_mean", "aipw", "irt", "aipw_irt", "crosstask",
@@ -59,7 +50,7 @@ def test_graded_scores_leave_out_the_2pl_estimators_with_a_note(mod, tmp_path, c
 
 
 def test_a_csv_table_with_ingests_column_names_and_repeated_rows(mod, tmp_path, capsys):
-    df = _long(_answers()).rename(columns={"model": "model_name", "item": "doc_id", "score": "correct"})
+    df = _long(one_factor_answers()).rename(columns={"model": "model_name", "item": "doc_id", "score": "correct"})
     (tmp_path / "b").mkdir()
     pd.concat([df, df.head(3)]).to_csv(tmp_path / "b" / "t.csv", index=False)
     out = _run(mod, tmp_path, capsys, "--estimators", "sample_mean")
@@ -69,7 +60,7 @@ def test_a_csv_table_with_ingests_column_names_and_repeated_rows(mod, tmp_path, 
 
 def test_an_item_count_at_or_above_the_tasks_size_is_skipped(mod, tmp_path, capsys):
     (tmp_path / "b").mkdir()
-    _long(_answers(40, 30)).to_parquet(tmp_path / "b" / "t.parquet")
+    _long(one_factor_answers(40, 30)).to_parquet(tmp_path / "b" / "t.parquet")
     mod.main(["--items-dir", str(tmp_path), "--items", "20", "30", "--seeds", "2", "--protocols", "interpolation",
               "--estimators", "sample_mean"])
     out = capsys.readouterr().out
@@ -79,14 +70,14 @@ def test_an_item_count_at_or_above_the_tasks_size_is_skipped(mod, tmp_path, caps
 
 def test_a_table_without_a_score_column_names_the_file(mod, tmp_path):
     (tmp_path / "b").mkdir()
-    _long(_answers()).rename(columns={"score": "points"}).to_parquet(tmp_path / "b" / "t.parquet")
+    _long(one_factor_answers()).rename(columns={"score": "points"}).to_parquet(tmp_path / "b" / "t.parquet")
     with pytest.raises(SystemExit, match=r"t\.parquet: no score column"):
         mod.main(["--items-dir", str(tmp_path), "--items", "20", "--seeds", "1", "--estimators", "sample_mean"])
 
 
 def test_sibling_tables_of_either_format_line_up_by_model(mod, tmp_path, monkeypatch):
     (tmp_path / "b").mkdir()
-    M = _answers()
+    M = one_factor_answers()
     _long(M).to_parquet(tmp_path / "b" / "a.parquet")
     _long(M[::-1][:30], [f"m{i:02d}" for i in range(39, 9, -1)]).to_csv(tmp_path / "b" / "c.csv", index=False)
     monkeypatch.setattr(mod, "ITEMS", tmp_path)
@@ -99,7 +90,7 @@ def test_sibling_tables_of_either_format_line_up_by_model(mod, tmp_path, monkeyp
 
 def test_a_table_of_several_tasks_is_refused_with_the_store_named(mod, tmp_path):
     (tmp_path / "b").mkdir()
-    df = pd.concat([_long(_answers()).assign(task="x"), _long(_answers(seed=1)).assign(task="y")])
+    df = pd.concat([_long(one_factor_answers()).assign(task="x"), _long(one_factor_answers(seed=1)).assign(task="y")])
     df.to_csv(tmp_path / "b" / "t.csv", index=False)
     with pytest.raises(SystemExit, match=r"t\.csv: its task column names 2 tasks.*--store DB"):
         mod.main(["--items-dir", str(tmp_path), "--items", "20", "--seeds", "1", "--estimators", "sample_mean"])

@@ -4,21 +4,12 @@ read as ``reduce --items`` reads them, printing what ``--items-dir`` prints on t
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import import_benchmark, one_factor_answers
 
 
 @pytest.fixture(scope="module")
 def mod():
-    from conftest import import_benchmark
-
     return import_benchmark("quality_items")
-
-
-def _answers(m=40, n=120, seed=0):
-    """``m`` models x ``n`` items of 0/1 answers from a one-factor population (model i stronger than i - 1)."""
-    rng = np.random.default_rng(seed)
-    ability = np.linspace(-1.5, 1.5, m)[:, None]
-    ease = rng.normal(0, 1, n)[None, :]
-    return (rng.random((m, n)) < 1 / (1 + np.exp(-(ability + ease)))).astype(float)
 
 
 def _write(folder, bench, task, M, names=None, drop=0.0):
@@ -49,9 +40,9 @@ def tables(tmp_path):
     """Two tasks of one benchmark (the second with gaps and 30 of the 40 models) and a second benchmark, as CSV
     files with sidecars, and a store they were ingested into."""
     folder = tmp_path / "items"
-    _write(folder, "bench", "t1", _answers(), drop=0.05)
-    _write(folder, "bench", "t2", _answers(seed=1)[10:], [f"m{i:02d}" for i in range(10, 40)])
-    _write(folder, "other", "t3", _answers(30, 80, seed=2))
+    _write(folder, "bench", "t1", one_factor_answers(), drop=0.05)
+    _write(folder, "bench", "t2", one_factor_answers(seed=1)[10:], [f"m{i:02d}" for i in range(10, 40)])
+    _write(folder, "other", "t3", one_factor_answers(30, 80, seed=2))
     return folder, _store(folder, tmp_path / "s.duckdb")
 
 
@@ -115,7 +106,7 @@ def test_a_metric_the_tasks_lack_leaves_them_out_with_a_note(mod, tables, capsys
 
 
 def test_too_few_models_skip_the_protocol_with_a_note(mod, tmp_path, capsys):
-    _write(tmp_path / "items", "tiny", "t", _answers(3, 30))
+    _write(tmp_path / "items", "tiny", "t", one_factor_answers(3, 30))
     db = _store(tmp_path / "items", tmp_path / "s.duckdb")
     out = _out(mod, capsys, "--store", str(db))
     assert "note: tiny/t: interpolation: 0 targets and 3 sources among 3 models; skipped" in out

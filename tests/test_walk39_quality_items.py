@@ -9,20 +9,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import import_benchmark, one_factor_answers
 
 
 @pytest.fixture(scope="module")
 def mod():
-    from conftest import import_benchmark
-
     return import_benchmark("quality_items")
-
-
-def _answers(m=40, n=120, seed=0):
-    rng = np.random.default_rng(seed)
-    ability = np.linspace(-1.5, 1.5, m)[:, None]
-    ease = rng.normal(0, 1, n)[None, :]
-    return (rng.random((m, n)) < 1 / (1 + np.exp(-(ability + ease)))).astype(float)
 
 
 def _long(M):
@@ -33,9 +25,9 @@ def _long(M):
 
 def _bench(root, graded_sibling=False, solved=False):
     (root / "b").mkdir(parents=True)
-    _long(_answers()).to_csv(root / "b" / "t.csv", index=False)
+    _long(one_factor_answers()).to_csv(root / "b" / "t.csv", index=False)
     if graded_sibling:
-        _long(_answers(seed=1) * 0.6 + 0.2).to_csv(root / "b" / "u.csv", index=False)
+        _long(one_factor_answers(seed=1) * 0.6 + 0.2).to_csv(root / "b" / "u.csv", index=False)
     if solved:
         _long(np.ones((40, 60))).to_csv(root / "b" / "solved.csv", index=False)
     return root / "b"
@@ -106,12 +98,12 @@ def test_one_seed_prints_no_standard_error(mod, tmp_path, capsys):
     assert row.split(" | ")[5] == "n/a" and row.split(" | ")[7:9] == ["n/a", "n/a"]
 
 
-def test_reduce_refuses_the_irt_anchors_design_on_graded_answers(tmp_path, capsys):
+def test_reduce_refuses_the_irt_anchors_design_on_gradedone_factor_answers(tmp_path, capsys):
     from harness_ext.cli import main
 
     folder = tmp_path / "b"
     folder.mkdir()
-    _long(_answers() * 0.6 + 0.2).to_csv(folder / "t.csv", index=False)
+    _long(one_factor_answers() * 0.6 + 0.2).to_csv(folder / "t.csv", index=False)
     db = str(tmp_path / "s.duckdb")
     assert main(["ingest", str(folder), "--db", db]) == 0
     assert main(["reduce", "--db", db, "--items", "10", "--item-design", "irt-anchors", "--out",
