@@ -44,11 +44,19 @@ NOT_HOCON = {"nul\x00byte", "bell\x07"}
 PATH_LIKE = {n for n in HOSTILE if "/" in n or "\\" in n}
 
 
+class _FunctionTagLoader(yaml.SafeLoader):
+    """``yaml.safe_load`` that reads lm-eval's ``!function module.name`` tag as its text, as lm-eval's own loader does
+    with ``resolve_func=False``."""
+
+
+_FunctionTagLoader.add_constructor("!function", lambda loader, node: loader.construct_scalar(node))
+
+
 def _lm_eval_load_yaml():
     try:
         from lm_eval.tasks._yaml_loader import load_yaml
-    except ImportError:  # pragma: no cover - lm-eval without this module: plain safe_load is its reader
-        return lambda p: yaml.safe_load(Path(p).read_text(encoding="utf-8"))
+    except ImportError:  # lm-eval not installed, or without this module: safe_load, reading !function as text
+        return lambda p: yaml.load(Path(p).read_text(encoding="utf-8"), Loader=_FunctionTagLoader)
     return lambda p: load_yaml(p, resolve_func=False, recursive=False)
 
 
