@@ -215,6 +215,17 @@ def check_design(design: str, estimator, n_items, n_total, allocations, n_strata
     return name
 
 
+def _graded_cells(M: np.ndarray, fills_allowed: bool) -> int:
+    """How many scores of ``M`` are neither 0 nor 1; with ``fills_allowed``, not counting a column's cells equal to the
+    mean of its 0/1 cells (a gap filled with the item's mean over the models that answered it)."""
+    other = ~np.isin(M, (0.0, 1.0))
+    if fills_allowed and other.any():
+        binary = ~other
+        fill = np.where(binary, M, 0.0).sum(axis=0) / np.maximum(binary.sum(axis=0), 1)
+        other &= ~(binary.any(axis=0)[None, :] & np.isclose(M, fill[None, :], rtol=0.0, atol=1e-12))
+    return int(other.sum())
+
+
 def check_binary_answers(reg, name: str, answers: dict, design: str = "random") -> None:
     """Refuse an item estimator or design built on the 2PL model for tasks whose answers are graded.
 
@@ -225,17 +236,20 @@ def check_binary_answers(reg, name: str, answers: dict, design: str = "random") 
     anchors = design == "irt-anchors"
     if not (anchors or getattr(reg.cls, "requires_binary", False)):
         return
-    graded = {t: int((~np.isin(M, (0.0, 1.0))).sum()) for t, M in answers.items()}
+    # The 2PL estimators refuse any other value, a gap's fill included; the design's fit takes a gap's fill (the item's
+    # mean over the models that answered it) as a proportion, as it always has, and refuses only graded answers.
+    fills = not getattr(reg.cls, "requires_binary", False)
+    graded = {t: _graded_cells(M, fills_allowed=fills) for t, M in answers.items()}
     graded = {t: n for t, n in graded.items() if n}
     if graded:
         shown = ", ".join(f"{t} ({n:,} of {answers[t].size:,})" for t, n in list(graded.items())[:4])
+        why = "graded scores" + ("" if anchors else ", or a model's missing answers filled with the item's mean")
         what, fix = ((f"the {design} design chooses its anchors with", "use --item-design random (the default) or "
                       "stratified") if anchors else
                      (f"item estimator {name!r} is built on", "use crosstask (the default), aipw or sample_mean"))
         raise HarnessExtError(f"{what} the 2PL model of 0/1 answers, and "
                               f"{len(graded)} task{'s have' if len(graded) > 1 else ' has'} scores other than 0 and 1: "
-                              f"{shown}{' ...' if len(graded) > 4 else ''} (graded scores, or a model's missing "
-                              f"answers filled with the item's mean); {fix}")
+                              f"{shown}{' ...' if len(graded) > 4 else ''} ({why}); {fix}")
 
 
 def design_block(design: str, n_items, n_total, random_state: int, estimator: str, level: float,
