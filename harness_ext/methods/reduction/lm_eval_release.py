@@ -238,14 +238,17 @@ def _own_name_said(need: dict, gone: list, kept: list, items: bool) -> str:
 
 
 def samples_results(sample_files) -> dict:
-    """``{samples file: results file}`` for lm-eval ``samples_<task>_<date>.jsonl`` files: the ``results_<date>.json``
-    of the same run (same folder, same date), where there is one."""
+    """``{samples file: results file}`` for lm-eval ``samples_<task>_<date>.jsonl`` files (named as the store reads
+    them, :data:`~harness_ext.store.sample_logs.SAMPLES_FILE_RE`): the ``results_<date>.json`` of the same run (same
+    folder, same date), where there is one."""
+    from ...store.sample_logs import SAMPLES_FILE_RE
+
     out = {}
     for f in sample_files:
         p = Path(f)
-        m = re.fullmatch(r"samples_.+_(\d{4}-\d\d-\d\dT[\d.-]+)\.jsonl", p.name)
-        if m and (p.parent / f"results_{m.group(1)}.json").is_file():
-            out[str(p)] = str(p.parent / f"results_{m.group(1)}.json")
+        m = SAMPLES_FILE_RE.match(p.name)
+        if m and (p.parent / f"results_{m.group('date')}.json").is_file():
+            out[str(p)] = str(p.parent / f"results_{m.group('date')}.json")
     return out
 
 
