@@ -424,8 +424,7 @@ def predict_items(manifest: dict, paths, manifest_path=None, level: float = 0.9,
     """
     from .item_links import link_item_tasks
     from .item_predict_tables import table_counts
-
-    from .lm_eval_release import older_release_logs, old_estimate_note
+    from .lm_eval_release import old_estimate_note, older_release_logs
 
     long, sources, warnings = read_item_logs(paths, {t for t, b in manifest["tasks"].items() if b.get("item_ids")})
     warnings[:0] = [n for n in [old_estimate_note(manifest_path)] if n]  # said once, first
