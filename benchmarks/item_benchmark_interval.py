@@ -46,9 +46,9 @@ def held_out(full: dict, split: str) -> list:
 
 def one_draw(full: dict, held: list, seed: int, estimator: str, n_items: int, level: float) -> dict:
     from harness_ext.methods.reduction.item_benchmark import benchmark_interval, task_standard_error
-    from harness_ext.methods.reduction.item_design_plan import draw_task
+    from harness_ext.methods.reduction.item_design_plan import draw_task, task_seed
     from harness_ext.methods.reduction.item_others import fit_predict, population_others, uses_other_tasks
-    from harness_ext.methods.reduction.item_reduce import expected_errors_and_correlation, task_seed
+    from harness_ext.methods.reduction.item_reduce import expected_errors_and_correlation
     from harness_ext.plugin_manager import get_registration
 
     tasks = sorted(full)

@@ -26,7 +26,7 @@ _LAZY = {
     "Selector": "types", "SimilarityMeasure": "types", "SourceFile": "types", "WeightingScheme": "types",
     # The Python API of the routine loop (harness_ext.methods.api): ingest -> load_matrix -> reduce -> predict.
     "ingest": "methods.api", "load_matrix": "methods.api", "reduce": "methods.api", "predict": "methods.api",
-    "reduce_items": "methods.api", "ItemReduceResult": "methods.reduction.item_reduce",
+    "reduce_items": "methods.api", "ItemReduceResult": "methods.reduction.item_reduce_result",
     "ItemEstimate": "methods.engine.item_estimators",  # what an item estimator plugin's predict returns
     "ReduceResult": "methods.reduction.reduce", "PredictionResult": "methods.reduction.predict", "Result": "report",
     "bundled_data_path": "store.ingest",

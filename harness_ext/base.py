@@ -176,22 +176,25 @@ def order_indices(order, n_datasets: Optional[int] = None) -> tuple:
     return ints, ""
 
 
-def check_source_items(source, items, owner: str) -> tuple:
+def check_source_items(source, items, owner: str, min_models: int = 1) -> tuple:
     """``(source, items)`` as a float matrix (models x items) and integer item indices into its columns.
+
+    ``min_models``: the fewest source models (rows) the estimator needs; 0 for one that reads nothing from the
+    population but its number of items (the sample mean).
 
     Raises
     ------
     ValueError
-        If ``source`` is not a non-empty 2-D numeric array, or ``items`` is not a non-empty 1-D array of
-        distinct integer indices in ``[0, n_items)`` (a sample is drawn without replacement).
+        If ``source`` is not a 2-D numeric array with at least ``min_models`` rows and one column, or ``items`` is not
+        a non-empty 1-D array of distinct integer indices in ``[0, n_items)`` (a sample is drawn without replacement).
     """
     try:
         S = np.asarray(source, dtype=float)
     except (TypeError, ValueError):
         raise ValueError(f"{owner}.fit: source must be a numeric array (models x items)") from None
-    if S.ndim != 2 or S.shape[0] < 1 or S.shape[1] < 1:
-        raise ValueError(f"{owner}.fit: source must be a 2-D array (models x items) with at least one of each; "
-                         f"got shape {S.shape}")
+    if S.ndim != 2 or S.shape[0] < min_models or S.shape[1] < 1:
+        raise ValueError(f"{owner}.fit: source must be a 2-D array (models x items) with at least "
+                         f"{'one of each' if min_models == 1 else f'{min_models} models and one item'}; got shape {S.shape}")
     idx = np.asarray(items)
     if idx.ndim != 1 or idx.size == 0:
         raise ValueError(f"{owner}.fit: items must be a non-empty 1-D array of item indices; got shape {idx.shape}")

@@ -359,7 +359,9 @@ def reduce_options(parser):
                         help="reduce at the item level: N random items of every task with item-level results in the "
                              "store (lm-eval per-sample logs, item-response tables, HELM per-instance scores); the "
                              "reduced folder holds <group>_samples.json for lm_eval --samples, and predict estimates "
-                             "each task and the benchmark from the new model's --log_samples output")
+                             "each task and the benchmark from the new model's --log_samples output. Without "
+                             "item-level results, N random documents of every lm-eval task whose results files give "
+                             "its size (n-samples), estimated by their mean with the finite-population interval")
     parser.add_argument("--items-total", type=int, default=None, metavar="N",
                         help="reduce at the item level with N items in all, spread over the benchmark's tasks by "
                              "--item-allocation (instead of --items N per task)")

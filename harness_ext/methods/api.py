@@ -339,7 +339,7 @@ def reduce_items(store: Optional[PathLike] = None, items: Optional[int] = None, 
 
     Returns
     -------
-    harness_ext.methods.reduction.item_reduce.ItemReduceResult
+    harness_ext.methods.reduction.item_reduce_result.ItemReduceResult
         ``.manifest`` (kind ``"items"``), ``.to_frame()`` (per task the items run and the expected error),
         ``.write(folder)`` (manifest, lm-eval group YAML, ...), ``.plot(path)``; :func:`predict` takes it.
 
@@ -455,7 +455,7 @@ def _reduce_input(matrix, benchmark, store, query=None) -> tuple:
 def _manifest_of(manifest) -> tuple:
     """``(manifest dict, where it came from)`` from a ReduceResult, a dict or a manifest file/folder."""
     from .reduction.manifest import load_manifest, validate_manifest
-    from .reduction.item_reduce import ItemReduceResult
+    from .reduction.item_reduce_result import ItemReduceResult
     from .reduction.reduce import ReduceResult
 
     if isinstance(manifest, (ReduceResult, ItemReduceResult)):

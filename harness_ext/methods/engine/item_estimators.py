@@ -212,10 +212,13 @@ class _ItemEstimator(BaseEstimator):
     def get_params(self, deep: bool = True) -> dict:
         return {k: v for k, v in vars(self).items() if not k.endswith("_")}
 
+    #: The fewest population models ``fit`` needs (0: the estimator reads only the task's number of items).
+    min_source_models = 1
+
     def fit(self, source: np.ndarray, items: np.ndarray):
         name = type(self).__name__
         check_level(self.level, name)
-        self.source_, self.items_ = check_source_items(source, items, name)
+        self.source_, self.items_ = check_source_items(source, items, name, self.min_source_models)
         self.n_total_ = self.source_.shape[1]
         return self
 
@@ -250,6 +253,9 @@ class SampleMean(_ItemEstimator):
     #: Purely design-based: the error comes from this task's own random draw, so the errors of a benchmark's
     #: tasks (drawn independently) are independent and the benchmark's variance is the sum of theirs.
     design_based = True
+    #: Nothing but the task's size comes from the population: a task known only by its size (``source`` with no
+    #: rows) is estimated as well.
+    min_source_models = 0
 
     def predict(self, Y: np.ndarray) -> ItemEstimate:
         Y = np.atleast_2d(np.asarray(Y, dtype=float))

@@ -26,6 +26,7 @@ in Genetics and Molecular Biology 4(1), §2-3 (shrinkage of correlations toward 
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 import numpy as np
@@ -34,6 +35,42 @@ import numpy as np
 KEY = "benchmark_correlation"
 #: Fewest models with an error on every estimated task for a correlation to be estimated.
 MIN_MODELS = 10
+
+
+#: How the benchmark's tasks are weighted (the manifest's ``weighting``): the mean over its tasks, or, for lm-eval's
+#: MMLU subject tasks, lm-eval's ``mmlu`` group score, whose subjects count by their questions (``weight_by_size``).
+UNIFORM = "uniform over tasks"
+BY_SIZE = "subjects weighted by their items, as lm-eval's mmlu group"
+#: lm-eval 0.4's own MMLU subject tasks (``mmlu_<subject>``): its ``mmlu`` group and the groups of the four categories
+#: weight them by size. HELM (``mmlu:subject=...``) and the Open LLM Leaderboard v1 (``hendrycksTest-<subject>``)
+#: average their subjects unweighted.
+_LM_EVAL_SUBJECT = re.compile(r"^mmlu_[a-z_]+$")
+
+
+def task_weights(sizes: dict) -> tuple:
+    """``(task -> weight, weighting)``: how the benchmark's score is made from its tasks' scores, ``sizes`` each
+    task's number of items.
+
+    The benchmark score a user compares with is the harness's: every task an lm-eval MMLU subject task
+    (``mmlu_abstract_algebra``) gives lm-eval's ``mmlu`` group score, the subjects weighted by their numbers of items
+    (:data:`BY_SIZE`, as the dataset-level manifest weights them); anything else the unweighted mean of the tasks
+    (:data:`UNIFORM`).
+
+    References
+    ----------
+    Hendrycks et al. (2021), §3; lm-evaluation-harness v0.4 group aggregation (``weight_by_size``).
+    """
+    from ...benchmarks import mmlu_subject
+
+    if sizes and all(_LM_EVAL_SUBJECT.match(t) and mmlu_subject(t) for t in sizes):
+        return {t: float(n) for t, n in sizes.items()}, BY_SIZE
+    return {t: 1.0 for t in sizes}, UNIFORM
+
+
+def weighted_text(manifest: dict) -> str:
+    """``"; the benchmark's <weighting>"`` for a manifest whose tasks are not weighted alike, else ``""``."""
+    how = manifest.get("weighting", UNIFORM)
+    return "" if how == UNIFORM else f"; the benchmark's score: {how}"
 
 
 def is_design_based(reg) -> bool:

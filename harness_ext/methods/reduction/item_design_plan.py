@@ -19,6 +19,7 @@ Zhang, Dorner and Hardt (2025), §3 (random search + learn).
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import numpy as np
 
@@ -92,6 +93,11 @@ def items_per_task(pops: dict, weights: dict, n_items=None, n_total=None, alloca
     sds = [task_sd(pops[t][0]) for t in tasks]
     n = allocate(sizes, int(n_total), sds=sds, rule=allocation, weights=[weights[t] for t in tasks])
     return dict(zip(tasks, (int(v) for v in n)))
+
+
+def task_seed(random_state: int, task: str) -> int:
+    """A per-task seed: the same task gets the same items for the same ``random_state``, whatever else is reduced."""
+    return int.from_bytes(hashlib.sha256(f"{int(random_state)}\0{task}".encode()).digest()[:4], "little")
 
 
 def draw_task(design: str, M: np.ndarray, n: int, seed: int, *, n_strata: int = 5,
@@ -300,4 +306,8 @@ def design_estimator_for(manifest: dict, name: str):
     if design == "search" and not getattr(reg.cls, "uses_search", False):
         raise HarnessExtError(f"the manifest's items were chosen for a regression on them, not drawn at random: use "
                               f"search_learn, not {name!r}")
+    if (manifest.get("design") or {}).get("population") == "none" and getattr(reg.cls, "min_source_models", 1) > 0:
+        raise HarnessExtError(f"item estimator {name!r} is fitted on the population's answers, and this manifest has "
+                              "none (its tasks were drawn from their sizes, with only the models' task scores): use "
+                              "sample_mean, or reduce again from a store with the population's per-sample logs")
     return reg

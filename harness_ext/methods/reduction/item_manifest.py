@@ -136,14 +136,12 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         sample = decode_ids(b.get("sample"), f"{where}: sample")
         if len(np.unique(ids)) != len(ids) or not np.isin(sample, ids).all() or len(sample) == 0:
             bad(f"task {task!r}: item ids must be distinct and the sample a non-empty part of them")
-        pop = b.get("population")
-        rows = (pop or {}).get("models") if isinstance(pop, dict) else None
-        if not isinstance(rows, list) or not all(isinstance(i, int) and 0 <= i < len(models) for i in rows):
-            bad(f"task {task!r}: population.models must index the manifest's models")
-        M = decode_scores((pop or {}).get("scores"), f"{where}: population.scores")
-        if M.shape != (len(rows), len(ids)):
-            bad(f"task {task!r}: population answers are {M.shape[0]} x {M.shape[1]}, "
-                f"for {len(rows)} models and {len(ids)} items")
+        if design.get("population") == "none":  # drawn from the task's size alone: its models' task scores
+            why = _check_task_scores(b.get("task_scores"), len(models))
+            if why:
+                bad(f"task {task!r}: {why}")
+        else:
+            _check_population(b.get("population"), len(models), len(ids), f"task {task!r}", where, bad)
         why = check_item_id_field(b, len(ids))
         if why:
             bad(f"task {task!r}: {why}")
@@ -165,6 +163,29 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
     from .lm_eval_release import check_release_field
 
     check_release_field(manifest, path, "item manifest")  # absent from manifests written before it
+
+
+def _check_population(pop, n_models: int, n_items: int, label: str, where: str, bad) -> None:
+    """``bad(reason)`` unless ``pop`` holds the answers of listed models (indices of the manifest's) to every item."""
+    rows = (pop or {}).get("models") if isinstance(pop, dict) else None
+    if not isinstance(rows, list) or not all(isinstance(i, int) and 0 <= i < n_models for i in rows):
+        bad(f"{label}: population.models must index the manifest's models")
+    M = decode_scores((pop or {}).get("scores"), f"{where}: population.scores")
+    if M.shape != (len(rows), n_items):
+        bad(f"{label}: population answers are {M.shape[0]} x {M.shape[1]}, "
+            f"for {len(rows)} models and {n_items} items")
+
+
+def _check_task_scores(known, n_models: int):
+    """Why a design-only task's ``task_scores`` are unusable (None if sound): model indices and finite values."""
+    if not isinstance(known, dict):
+        return "task_scores must be an object of models and values"
+    rows, values = known.get("models"), known.get("values")
+    if (not isinstance(rows, list) or not isinstance(values, list) or len(rows) != len(values)
+            or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < n_models for i in rows)
+            or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values)):
+        return "task_scores must pair indices of the manifest's models with finite scores"
+    return None
 
 
 def item_id_field(store, benchmark: str, task: str, ids: np.ndarray) -> dict:
@@ -253,13 +274,29 @@ def log_numbers(manifest: dict, long, warnings: list):
 
 
 def task_population(manifest: dict, task: str) -> tuple:
-    """``(item ids, sampled item ids, population answers models x items, model names)`` of one task."""
+    """``(item ids, sampled item ids, population answers models x items, model names)`` of one task; a task drawn
+    from its size alone (:mod:`~.item_design_only`) has no population answers (0 rows, no names)."""
     b = manifest["tasks"][task]
     ids = decode_ids(b["items"])
     sample = decode_ids(b["sample"])
+    if "population" not in b:
+        return ids, sample, np.empty((0, len(ids))), []
     M = decode_scores(b["population"]["scores"])
     names = [manifest["models"][i] for i in b["population"]["models"]]
     return ids, sample, M, names
+
+
+def task_scores(manifest: dict, task: str):
+    """The population's full scores of one task by model: the means of their answers, or, for a task drawn from its
+    size alone, the task scores its results files gave."""
+    import pandas as pd
+
+    b = manifest["tasks"][task]
+    if "population" in b:
+        _, _, M, names = task_population(manifest, task)
+        return pd.Series(np.asarray(M, dtype=float).mean(axis=1), index=names, dtype=float)
+    known = b["task_scores"]
+    return pd.Series(known["values"], index=[manifest["models"][i] for i in known["models"]], dtype=float)
 
 
 def item_positions(ids: np.ndarray, wanted) -> np.ndarray:

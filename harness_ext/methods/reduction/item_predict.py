@@ -31,7 +31,8 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import plural
 from .item_harness_tasks import logs_as_manifest_tasks
-from .item_manifest import item_positions, log_numbers, task_population
+from .item_design_only import is_design_only
+from .item_manifest import item_positions, log_numbers, task_population, task_scores
 from .predict import PredictionResult
 
 
@@ -367,7 +368,7 @@ def _task_estimate(reg, manifest: dict, task: str, logged: pd.Series, level: flo
     lo, hi = float(res.lower[0]), float(res.upper[0])
     # The standard error before clipping: the rule reduce's expected figures use (item_benchmark).
     se = float(task_standard_error(lo, hi, None if res.se is None else res.se[0], level))
-    if np.isin(M, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
+    if np.isin(M if M.size else Y, (0.0, 1.0)).all():  # a proportion stays in [0, 1]
         lo, hi = max(lo, 0.0), min(hi, 1.0)
     plain = float(Y.mean()) if design == "random" else float(res.estimate[0])
     beyond = np.nan if res.beyond_sources is None else float(res.beyond_sources[0])
@@ -449,7 +450,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     (model, task, doc_id, metric, value, helm); ``warnings`` are extended. lm-eval's group row
     (``harness_ext_estimate.py``) calls it with the run's own logged samples."""
     from ...report import listed
-    from .item_benchmark import benchmark_interval, manifest_correlation
+    from .item_benchmark import UNIFORM, benchmark_interval, manifest_correlation
     from .item_design_plan import check_binary_answers, design_estimator_for
 
     long = logs_as_manifest_tasks(manifest, long)  # lm-eval's group row hands the logs under lm-eval's names
@@ -468,7 +469,9 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     rows, aggs, cache = [], [], {}
     reach = population_reach(manifest, weights)  # once per call: every model is placed against the same range
     seen = sorted(set(map(str, long["model"])) & set(manifest["models"]))
-    if seen:  # one warning, as for results files: a population's own table names every model of it
+    # One warning, as for results files: a population's own table names every model of it (nothing is fitted on a
+    # population known by its task scores alone, so nothing is in-sample there).
+    if seen and not is_design_only(manifest):
         warnings.append(f"{listed(seen, 5)}: among the manifest's population models: "
                         f"{'its' if len(seen) == 1 else 'their'} estimates are in-sample")
     for model, g in long.groupby("model", sort=True):
@@ -513,7 +516,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
     score = {"benchmark": manifest.get("benchmark"), "metric": _metric_label(tasks),
-             "weighting": manifest.get("weighting", "uniform over tasks"), "estimator": name}
+             "weighting": manifest.get("weighting", UNIFORM), "estimator": name}
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),
                           level=level, score=score)
@@ -534,11 +537,7 @@ def _left_out_hint(manifest: dict, task: str) -> str:
 def population_reach(manifest: dict, weights: np.ndarray) -> tuple:
     """``(benchmark scores, task scores)`` of the manifest's population: each model's weighted mean of its full task
     scores (the models with every task), and per task the models' full scores, in the manifest's task order."""
-    frame = {}
-    for task, b in manifest["tasks"].items():
-        _, _, M, names = task_population(manifest, task)
-        frame[task] = pd.Series(np.asarray(M, dtype=float).mean(axis=1), index=names)
-    full = pd.DataFrame(frame)
+    full = pd.DataFrame({task: task_scores(manifest, task) for task in manifest["tasks"]})
     return full.dropna().to_numpy() @ weights, [full[t].dropna().to_numpy() for t in full.columns]
 
 

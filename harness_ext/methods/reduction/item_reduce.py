@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -35,11 +34,12 @@ import pandas as pd
 
 from ...errors import HarnessExtError, StoreError
 from ...store.globs import as_globs, matches, select_names, unmatched_note
-from ...report import Result, plural
-from .item_design_plan import check_binary_answers, check_design, design_block
-from .item_benchmark import KEY as BENCHMARK_CORRELATION
+from ...report import plural
+from .item_design_plan import check_binary_answers, check_design, design_block, task_seed
+from .item_benchmark import KEY as BENCHMARK_CORRELATION, task_weights
 from .item_manifest import KIND, encode_ids, encode_scores, helm_instances_field, item_id_field, listed_by_id
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
+from .item_reduce_result import ItemReduceResult
 
 DEFAULT_ESTIMATOR = "crosstask"
 #: Preferred per-item metric when a task logs several and none is asked for (lm-eval's usual primary metrics).
@@ -59,9 +59,8 @@ ESTIMATOR_WHY = (
     "design-based AIPW 1.18x inside and 1.0x at the frontier")
 
 
-def task_seed(random_state: int, task: str) -> int:
-    """A per-task seed: the same task gets the same items for the same ``random_state``, whatever else is reduced."""
-    return int.from_bytes(hashlib.sha256(f"{int(random_state)}\0{task}".encode()).digest()[:4], "little")
+class NoItemResults(StoreError):
+    """The store holds no item-level results for the query (``reduce --items`` then draws from task sizes)."""
 
 
 def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd.DataFrame:
@@ -73,8 +72,8 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
     from ...store.samples import _has_samples, source_benchmark_sql
 
     if not _has_samples(store):
-        raise StoreError("the store has no item-level results: ingest lm-eval samples_*.jsonl logs, item-response "
-                         "tables or HELM runs with per-instance stats first")
+        raise NoItemResults("the store has no item-level results: ingest lm-eval samples_*.jsonl logs, "
+                            "item-response tables or HELM runs with per-instance stats first")
     bench = source_benchmark_sql(store)
     cat = store.con.execute(
         f"""SELECT {bench} AS benchmark, s.task, s.metric, count(DISTINCT s.model) AS models,
@@ -88,7 +87,7 @@ def item_catalogue(store, benchmarks=None, datasets: Optional[str] = None) -> pd
     if datasets:
         cat = cat[[matches(t, datasets) for t in cat["task"]]]
     if cat.empty:
-        raise StoreError(_no_match(every, benchmarks, datasets))
+        raise NoItemResults(_no_match(every, benchmarks, datasets))
     return cat.reset_index(drop=True)
 
 
@@ -367,14 +366,16 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     ``n_items`` per task, or ``n_total`` over the tasks (:func:`~.item_design_plan.items_per_task`);
     drawn under ``design`` (:func:`~.item_design_plan.draw_task`), seeded per task. Returns ``(model
     names, task blocks for the manifest, task -> (answers, models), task -> sampled columns, task ->
-    what the design's estimators need)``.
+    what the design's estimators need, (task -> weight, weighting))``: the weights make the harness's benchmark score
+    (:func:`~.item_benchmark.task_weights`).
     """
     from .item_design_plan import draw_task, items_per_task
     from .item_links import attach_link_fields
 
     read = read_populations(store, chosen, models, warnings, exclude_models)
     pops = {t: (r[3], r[4]) for t, r in read.items()}
-    n_of = items_per_task(pops, {t: 1.0 for t in pops}, n_items, n_total, allocation) if pops else {}
+    weights, weighting = task_weights({t: len(r[2]) for t, r in read.items()})  # as the harness's benchmark score
+    n_of = items_per_task(pops, weights, n_items, n_total, allocation) if pops else {}
     names, index, tasks, samples, infos = [], {}, {}, {}, {}
     for task, (bench, met, ids, M, cols, notes, stored) in read.items():
         S, infos[task], fields = draw_task(design, M, n_of[task], task_seed(random_state, task), n_strata=n_strata,
@@ -393,7 +394,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
                        "notes": notes}
         warnings += [f"{task}: {n}" for n in notes]
     attach_link_fields(store, tasks)  # what predict matches a new model's file of the task under another name by
-    return names, tasks, pops, samples, infos
+    return names, tasks, pops, samples, infos, (weights, weighting)
 
 
 def excluded_population(store, chosen: list, models, exclude_models, warnings: list) -> dict:
@@ -458,10 +459,9 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     chosen, picked = pick_metrics(cat, metric)
     warnings = list(warnings) + picked
     gone = excluded_population(store, chosen, models, exclude_models, warnings) if exclude_models else None
-    names, tasks, pops, samples, infos = draw_items(
+    names, tasks, pops, samples, infos, (weights, weighting) = draw_items(
         store, chosen, n_items, models, random_state, warnings, n_total=n_total, design=design, allocation=allocation,
         n_strata=n_strata, stratum_allocation=stratum_allocation, exclude_models=exclude_models)
-    weights = {t: 1.0 for t in tasks}
     if not tasks:
         raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
     expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
@@ -473,7 +473,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
         "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
                                stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else None),
-        "models": names, "weights": weights, "weighting": "uniform over tasks", "tasks": tasks,
+        "models": names, "weights": weights, "weighting": weighting, "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
                      for t, b in tasks.items()],
         "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
@@ -493,161 +493,10 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     return manifest
 
 
-#: What the expected errors rest on: one draw of items, which every held-out model shares, so the models are not
-#: independent evidence (four draws of the Open LLM Leaderboard v2's items, seeds 0-3, put MuSR's frontier coverage at
-#: 0.88-0.99 and its frontier width at 18-30 points with 128 held-out models; before ``crosstask`` widened its interval
-#: for a model beyond the population on the other tasks, 0.37-0.86: docs/frontier.md).
-DRAW_NOTE = ("These figures are for this draw of items, which every held-out model shares: another draw can move a "
-             "coverage far more than the number of models suggests (over four draws of the Open LLM Leaderboard v2's "
-             "items, MuSR's frontier coverage ranged from 0.88 to 0.99 and its interval width from 18 to 30 points).")
-
-#: The ``unit`` column of :meth:`ItemReduceResult.to_frame`, by whether every task's scores are proportions.
-UNITS = {True: "0-1", False: "task scale"}
-
-
-class ItemReduceResult(Result):
-    """An item-level reduction: the manifest, per task the items run and the expected error.
-
-    ``table`` (also :meth:`to_frame`): one row per task with ``items`` (the task's), ``run`` (the sample), and for
-    the interpolation and extrapolation splits the mean |error|, mean interval width and coverage of the
-    manifest's estimator on the population's own models; a ``benchmark`` row for the full score. Errors and widths
-    are on the tasks' own scale, as the other results' frames hold scores and errors (a proportion, 0-1, for an
-    accuracy), and the ``unit`` column says which: ``"0-1"`` when every task's scores are proportions, else
-    ``"task scale"``. The printed summary shows proportions in points (x 100).
-    """
-
-    title = "reduce (items)"
-    command = "reduce"
-    floatfmt = "{:.4f}"
-
-    def __init__(self, manifest: dict):
-        self.manifest = manifest
-        self.out, self.written = None, []
-
-    @property
-    def warnings(self) -> list:
-        return list(self.manifest.get("warnings") or [])
-
-    def tables(self) -> dict:
-        ex = self.manifest["expected_error"]
-        rows = []
-        for t, b in list(self.manifest["tasks"].items()) + [("benchmark", None)]:
-            row = {"task": t, "metric": b["metric"] if b else "",
-                   "items": b["n_items"] if b else self.manifest["cost"]["items_full"],
-                   "run": b["n_run"] if b else self.manifest["cost"]["items_run"]}
-            for split, short in (("interpolation", "in"), ("extrapolation", "frontier")):
-                f = ex[split]["benchmark"] if b is None else ex[split]["tasks"].get(t)
-                row.update({f"{short}_abs_error": (f or {}).get("mean_abs_error", 0.0 if f is None and b else None),
-                            f"{short}_width": (f or {}).get("mean_width"), f"{short}_coverage": (f or {}).get("coverage")})
-            rows.append(row)
-        return {"tasks": pd.DataFrame(rows).assign(unit=UNITS[self._proportions()]).set_index("task")}
-
-    def _proportions(self) -> bool:
-        """Whether every task's scores are proportions (0/1 answers, or all in [0, 1])."""
-        from .item_manifest import decode_scores
-
-        def proportions(scores) -> bool:  # 0/1 answers are stored as bits; others are checked
-            return scores.get("encoding") == "bits" or bool(np.all(np.abs(decode_scores(scores) - 0.5) <= 0.5))
-
-        return all(proportions(b["population"]["scores"]) for b in self.manifest["tasks"].values())
-
-    def summary(self) -> dict:
-        c, d = self.manifest["cost"], self.manifest["design"]
-        return {"design": d["design"], "estimator": d["estimator"], "items_run": c["items_run"],
-                "items_full": c["items_full"], "share_run": round(c["items_run"] / c["items_full"], 4),
-                "manifest_bytes": self.manifest["sizes"]["manifest_bytes"],
-                "population_bytes": self.manifest["sizes"]["population_bytes"]}
-
-    def render(self, **_) -> str:
-        s = self.summary()
-        table, unit, floatfmt = self._shown_table()
-        lvl = f"{self.manifest['design']['level']:.0%}"
-        d = self.manifest["design"]
-        how = {"random": "drawn at random", "stratified": "drawn at random within strata of difficulty",
-               "irt-anchors": "anchor points on the IRT item parameters",
-               "search": "items chosen on cross-validated error"}[d["design"]]
-        budget = (f"a total of {d['n_total']:,} spread over the tasks ({d['task_allocation']})" if d.get("n_total")
-                  else f"{d['n_per_task']} per task")
-        head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
-                f"{plural(self.manifest['cost']['tasks'], 'task')}, {how}; {budget}; estimator {s['estimator']}.\n"
-                f"Expected error on the population's own models with these items ({unit}): 'in' = models like "
-                f"the population (5 folds), 'frontier' = its strongest 30% predicted from its weakest half; "
-                f"widths and coverage of the {lvl} intervals. {DRAW_NOTE} Manifest {s['manifest_bytes']:,} bytes "
-                f"({s['population_bytes']:,} of them the population's answers).")
-        if ex := self.manifest["source"].get("excluded_models"):
-            head += f" Population: {plural(ex['n_models'], 'model')} left out by --exclude-models."
-        from ...report import format_table
-        from .item_benchmark import correlation_text
-        from .item_others import widened_line
-
-        return (head + widened_line(self.manifest) + correlation_text(self.manifest) + self._inspect_line() + "\n"
-                + format_table(table, floatfmt=floatfmt))
-
-    def _inspect_line(self) -> str:
-        """How to run the drawn samples of the tasks from Inspect logs (none: ``""``)."""
-        n = inspect_task_count(self.manifest)
-        path = next((p for p in self.written if Path(p).name == INSPECT_FILE), None)
-        if not n or path is None:
-            return ""
-        alone = (" Every task is from Inspect AI logs, so there is no lm-eval group, HELM conf or task list: "
-                 "lm-eval and HELM run none of them." if inspect_only(self.manifest) else "")
-        return (f"\n{n} task{'s' * (n != 1)} from Inspect AI logs: run each with inspect eval TASK --model MODEL "
-                f"--sample-id IDS, TASK and its IDS (joined with commas) from {path}.{alone}")
-
-    def _shown_table(self) -> tuple:
-        """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
-        task's scores are proportions (the harness's accuracy as a percentage), else on the tasks' own scale."""
-        table = self.tables()["tasks"].drop(columns="unit")  # the printed unit is said above the table
-        if not self._proportions():
-            return table, "scores on the tasks' own scale", self.floatfmt
-        cols = [c for c in table.columns if c.endswith(("_abs_error", "_width"))]
-        table[cols] = table[cols].astype(float) * 100.0
-        return table, "points, 0-100", "{:.2f}"
-
-    def plot(self, path=None):
-        """Each task's and the benchmark's expected error with these items: mean |error| and the 90% interval's
-        half-width, for models like the population and at its frontier, in the summary's unit.
-
-        Returns the path written, or the matplotlib figure when ``path`` is None.
-        """
-        from ...report import get_pyplot, save_figure
-
-        table, unit, _ = self._shown_table()
-        plt = get_pyplot()
-        fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(table) + 2), 4.0))
-        x = np.arange(len(table))
-        for off, (short, label) in zip((-0.2, 0.2), (("in", "models like the population"),
-                                                     ("frontier", "its frontier (strongest 30% from the weakest half)"))):
-            err = table[f"{short}_abs_error"].astype(float).to_numpy()
-            bars = ax.bar(x + off, err, width=0.38, label=f"mean |error|: {label}")
-            ax.plot(x + off, table[f"{short}_width"].astype(float).to_numpy() / 2, linestyle="none", marker="_",
-                    markersize=18, markeredgewidth=2.5, color=bars.patches[0].get_facecolor() if len(bars.patches) else None,
-                    label=f"90% interval half-width: {label}")
-        ax.set_xticks(x, [str(t) for t in table.index], rotation=30, ha="right")
-        ax.set_ylabel(f"expected error ({unit})")
-        ax.grid(axis="y", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: it hid the tallest marks
-        c = self.manifest["cost"]
-        ax.set_title(f"{self.manifest.get('benchmark') or 'benchmark'}: {c['items_run']:,} of {c['items_full']:,} items "
-                     f"(held-out population models)")
-        return fig if path is None else save_figure(fig, path)
-
-    def write(self, out, formats=None) -> list:
-        """Write the manifest with each named manifest writer (default: as ``reduce``'s) into folder ``out``."""
-        from .manifest import write_outputs
-        from .reduce import DEFAULT_FORMATS
-
-        formats = DEFAULT_FORMATS if formats is None else formats
-
-        from pathlib import Path
-
-        paths = write_outputs(self.manifest, out, formats)
-        self.out, self.written = Path(out), list(paths)
-        return paths
-
-
 def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
-    """Open the store ``db`` read-only and build the item-level reduction (:func:`build_item_manifest`).
+    """Open the store ``db`` read-only and build the item-level reduction (:func:`build_item_manifest`; for tasks
+    with no item-level results, only lm-eval scores and sizes,
+    :func:`~.item_design_only.build_design_only_manifest`).
 
     Tasks whose items came from lm-eval logs get their definitions looked up as ``reduce`` does for a
     dataset subset (:func:`harness_ext.methods.reduction.manifest.attach_lm_eval_tasks`), so the
@@ -657,6 +506,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
 
     from ...store.db import Store
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
+    from .item_design_only import build_design_only_manifest
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .lm_eval_group import task_list_warnings
     from .lm_eval_release import FIELD, attach_release
@@ -665,7 +515,10 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     if db in (None, ":memory:") or not Path(db).exists():
         raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
     with Store.open(db, read_only=True) as store:
-        manifest = build_item_manifest(store, n_items, **kwargs)
+        try:
+            manifest = build_item_manifest(store, n_items, **kwargs)
+        except NoItemResults:  # tasks known by their scores alone: random documents of each, their mean
+            manifest = build_design_only_manifest(store, n_items, **kwargs)
         declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
     # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table

@@ -320,7 +320,11 @@ def _scale_bounds(manifest: dict, entry: dict, row) -> tuple:
         from .item_manifest import task_population
 
         M = task_population(manifest, entry["name"])[2]
-        lo, hi = float(np.nanmin(M)), float(np.nanmax(M))
+        if M.size:
+            lo, hi = float(np.nanmin(M)), float(np.nanmax(M))
+        else:  # a task known by its models' scores alone: scores in [0, 1] are means of item scores in [0, 1]
+            known = np.asarray(manifest["tasks"][entry["name"]]["task_scores"]["values"], dtype=float)
+            lo, hi = (0.0, 1.0) if known.size and known.min() >= 0 and known.max() <= 1 else (float(row.raw),) * 2
     else:
         lo = hi = float(row.raw)
     values = [v for v in (row.raw, row.raw_lower, row.raw_upper) if _f(v) is not None]

@@ -1,0 +1,307 @@
+"""Random items of tasks known only by their scores: the design-based plan, from each task's size alone.
+
+``reduce --items N`` reads the population's answers to every item, and most stores hold none: lm-eval's results
+files give a task's score and its number of documents (``n-samples``), not its per-sample logs. Nothing can be
+fitted on item answers then, but a simple random sample of a task's documents still estimates the task's full score
+without bias, with the finite-population interval of the sample mean (Cochran 1977, §2.5), whatever the new model is.
+That is the estimate whose interval holds at the frontier by construction, where every estimator fitted on the
+population shrinks toward it (Zhang, Dorner and Hardt 2025, §5). So when the store has no item-level results for the
+tasks asked, ``reduce --items N`` draws ``N`` of each lm-eval task's documents by their index (what lm-eval's
+``--samples`` takes) and writes a manifest whose estimator is the sample mean, with no population answers
+(``design["population"] == "none"``).
+
+The expected figures need no held-out fit: for a model whose task score is ``p`` on ``N`` documents, the number of
+correct answers among ``n`` drawn is hypergeometric, so the sample mean's error, its interval's width and whether
+the interval holds have a known distribution. :func:`design_expected` draws it for the store's models' own task
+scores (every model: ``in``; the strongest 30% by the benchmark's score: ``frontier``), as 0/1 answers (the widest
+case for a score in [0, 1]: a graded metric of the same mean errs less).
+
+References
+----------
+Cochran (1977), Sampling Techniques, §2.5 (the finite-population variance), §5.3 (independent strata). Zhang,
+Dorner and Hardt (2025), "How Benchmark Prediction from Fewer Data Misses the Mark", NeurIPS, §4-5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+import pandas as pd
+
+from ...errors import HarnessExtError
+from ...report import plural
+from ...store.globs import matches, select_names
+
+#: ``design["population"]`` of a manifest whose tasks have no population answers.
+NO_POPULATION = "none"
+#: The estimator of such a manifest (one that reads nothing from the population but the task's size).
+ESTIMATOR = "sample_mean"
+#: The harness whose task documents the drawn indices name (lm-eval's ``--samples``).
+LM_EVAL = "lm-evaluation-harness"
+#: Draws of the design per model and task for the expected figures (seeded by ``random_state``).
+DRAWS = 2000
+WHY = ("no item-level results for these tasks (per-sample logs, item-response tables): each task's items are drawn at "
+       "random from its documents, counted by the results files (lm-eval's n-samples), and estimated by their mean "
+       "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
+       "too (Zhang, Dorner and Hardt 2025); with the population's per-item answers (ingest lm-eval's --log_samples "
+       "output) reduce can also borrow from them")
+
+
+def is_design_only(manifest: dict) -> bool:
+    """Whether an item manifest's tasks have no population answers (drawn from task sizes alone)."""
+    return (manifest.get("design") or {}).get("population") == NO_POPULATION
+
+
+def design_only_text(manifest: dict, unit: str, level: str) -> str:
+    """``reduce``'s summary of a manifest drawn from task sizes alone: what the estimate is and what the figures are."""
+    n = manifest["source"]["n_models"]
+    return (f"No item-level results for these tasks, only their lm-eval scores: each task's items are drawn from its "
+            f"documents (lm-eval's n-samples) and estimated by their mean with the finite-population interval, which "
+            f"holds whatever the new model is, at the frontier too; nothing is fitted. Expected figures of this design "
+            f"({unit}) for the store's {plural(n, 'model')}' own task scores ({DRAWS:,} draws each, as 0/1 answers, "
+            f"the widest case for scores in [0, 1]): 'in' = every model, 'frontier' = the strongest 30%; widths and "
+            f"coverage of the {level} intervals. With the population's per-sample logs (lm-eval's --log_samples "
+            f"output) ingested, reduce --items can also borrow from their answers. Manifest "
+            f"{manifest['sizes']['manifest_bytes']:,} bytes.")
+
+
+def _results(store, metric) -> pd.DataFrame:
+    """Every dataset-level lm-eval result: benchmark, name, task, metric, primary, model, value, n_samples."""
+    cond = "d.metric = ?" if metric is not None else "d.is_primary"
+    return store.con.execute(
+        f"""SELECT d.benchmark, d.name, d.task, d.metric, m.name AS model, r.value, r.n_samples
+            FROM results r JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)
+            WHERE coalesce(d.kind, 'dataset') = 'dataset' AND {cond}
+              AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
+            ORDER BY d.benchmark, d.name, m.name""", [metric] if metric is not None else []).df()
+
+
+def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
+                warnings=None) -> dict:
+    """``task -> {benchmark, name, metric, n_items, scores}`` of the lm-eval tasks the query selects, each with its
+    number of documents (the largest ``n-samples`` its results files give) and the models' task scores (a Series).
+
+    ``benchmarks`` (names or globs), ``datasets`` (a glob on dataset or task names), ``models`` and ``exclude_models``
+    (globs) and ``metric`` (default: each dataset's primary one) select as ``reduce`` does. A task whose files give
+    no size is left out, said in ``warnings``.
+
+    Raises
+    ------
+    HarnessExtError
+        No lm-eval results match, or none has a size, or they span several benchmarks and none was chosen.
+    """
+    from .harness_names import LM_EVAL_HARNESS, lm_eval_task
+
+    warnings = [] if warnings is None else warnings
+    df = _results(store, metric)
+    if benchmarks:
+        wanted = list(benchmarks)
+        df = df[[b in wanted or matches(b, wanted) for b in df["benchmark"]]]
+    if datasets:
+        df = df[[matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])]]
+    df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
+    if df.empty:
+        raise HarnessExtError("no item-level results, and no lm-eval task scores either, match the query: --items "
+                              "needs per-sample logs, item-response tables or HELM per-instance stats, or lm-eval "
+                              "results files (for random items drawn from each task's documents)")
+    if not benchmarks and df["benchmark"].nunique() > 1:
+        raise HarnessExtError("the store's lm-eval results span several benchmarks "
+                              f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
+    out, unsized = {}, []
+    for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
+        task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
+        n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
+        if task is None or not np.isfinite(n) or n < 2:
+            unsized.append(name)
+            continue
+        scores = g.groupby("model", sort=True)["value"].mean()
+        out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+    if unsized:
+        warnings.append(f"{plural(len(unsized), 'task')} without a number of documents in the results files (lm-eval "
+                        f"0.4's n-samples) left out: {', '.join(unsized[:5])}{' ...' if len(unsized) > 5 else ''}")
+    if not out:
+        raise HarnessExtError("no item-level results match, and the lm-eval results that do give no task's number of "
+                              "documents (n-samples, written by lm-eval 0.4): nothing to draw items from")
+    return out
+
+
+def _allocation(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
+    """``task -> items to run``: ``n_items`` each (at most the task's), or ``n_total`` spread by ``allocation`` with
+    each task's per-item standard deviation that of 0/1 answers at its models' mean score."""
+    from ..engine.item_designs import allocate
+
+    names = list(tasks)
+    sizes = np.array([tasks[t]["n_items"] for t in names])
+    if n_items is not None:
+        return {t: int(min(int(n_items), s)) for t, s in zip(names, sizes)}
+    if int(n_total) < 2 * len(names):
+        raise HarnessExtError(f"--items-total {n_total}: {len(names)} tasks need at least {2 * len(names)} items "
+                              "(2 per task, for an interval)")
+    p = np.array([float(np.clip(tasks[t]["scores"].mean(), 0.0, 1.0)) for t in names])
+    n = allocate(sizes, int(n_total), sds=np.sqrt(p * (1.0 - p)), rule=allocation, weights=[weights[t] for t in names])
+    return dict(zip(names, (int(v) for v in n)))
+
+
+def _outcome_intervals(n: int, N: int, level: float) -> tuple:
+    """``(lower, upper)`` of the sample mean's interval for each count ``k = 0..n`` of correct answers among ``n``
+    drawn of ``N`` (the estimator itself, on the ``n + 1`` possible samples of 0/1 answers)."""
+    from ..engine.item_estimators import SampleMean
+
+    Y = (np.arange(n)[None, :] < np.arange(n + 1)[:, None]).astype(float)  # row k: k ones
+    est = SampleMean(level=level).fit(np.empty((0, N)), np.arange(n)).predict(Y)
+    return est.lower, est.upper, est.se
+
+
+def design_expected(tasks: dict, n_run: dict, weights: dict, level: float = 0.9, random_state: int = 0,
+                    draws: int = DRAWS) -> dict:
+    """The sample mean's expected figures under the design, for the store's models' own task scores.
+
+    Per task and model (score ``p`` on ``N`` documents, ``round(p N)`` of them correct), ``draws`` samples of ``n``
+    documents: the number correct is hypergeometric. Returns the manifest's ``expected_error`` (per split, per task
+    and for the benchmark: mean |error|, mean width, coverage, models), ``interpolation`` every model with a score in
+    [0, 1], ``extrapolation`` the strongest 30% by the benchmark's weighted score (models with every task). The
+    benchmark combines the tasks' estimates and standard errors as ``predict`` does (independent draws). A task whose
+    scores are not in [0, 1] has no figures (NaN), nor has the benchmark then.
+    """
+    from .item_benchmark import benchmark_interval
+
+    rng = np.random.default_rng(random_state)
+    names = list(tasks)
+    frame = pd.DataFrame({t: tasks[t]["scores"] for t in names})
+    unit = ((frame >= 0) & (frame <= 1)) | frame.isna()
+    w = np.array([weights[t] for t in names], dtype=float)
+    w = w / w.sum()
+    complete = frame.dropna().index[unit.loc[frame.dropna().index].all(axis=1)]
+    strength = frame.loc[complete].to_numpy() @ w
+    order = complete[np.argsort(strength, kind="stable")]
+    strong = list(order[len(order) - int(round(0.3 * len(order))):])
+    cells = {}  # task -> (models, truths, estimates draws x models, ses draws x models)
+    for t in names:
+        N, n, s = tasks[t]["n_items"], n_run[t], frame[t].dropna()
+        s = s[unit[t].loc[s.index]]
+        K = np.rint(s.to_numpy() * N).astype(np.int64)
+        if n >= N:
+            k = np.broadcast_to(K, (draws, len(K))).astype(float)
+            cells[t] = (list(s.index), K / N, k / N, np.zeros_like(k))
+            continue
+        lo, hi, se = _outcome_intervals(n, N, level)
+        k = rng.hypergeometric(K, N - K, n, size=(draws, len(K)))
+        cells[t] = (list(s.index), K / N, k / n, se[k], lo[k], hi[k])
+    out = {}
+    for split, members in (("interpolation", None), ("extrapolation", set(strong))):
+        out[split] = {"tasks": {t: _task_figures(cells[t], members) for t in names},
+                      "benchmark": _benchmark_figures(cells, names, w, level, list(order) if members is None else strong,
+                                                      benchmark_interval)}
+    return out
+
+
+def _task_figures(cell: tuple, members) -> dict:
+    """One task's mean |error|, mean width and coverage over the models ``members`` (None: all) and the draws."""
+    models, truth, est = cell[0], cell[1], cell[2]
+    keep = np.array([members is None or m in members for m in models], dtype=bool)
+    if not keep.any():
+        return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
+    if len(cell) == 4:  # measured whole
+        return {"mean_abs_error": 0.0, "mean_width": 0.0, "coverage": 1.0, "n_models": int(keep.sum())}
+    lo, hi = cell[4][:, keep], cell[5][:, keep]
+    err = np.abs(est[:, keep] - truth[keep])
+    cover = (lo <= truth[keep]) & (truth[keep] <= hi)
+    return {"mean_abs_error": round(float(err.mean()), 6), "mean_width": round(float((hi - lo).mean()), 6),
+            "coverage": round(float(cover.mean()), 4), "n_models": int(keep.sum())}
+
+
+def _benchmark_figures(cells: dict, names: list, w: np.ndarray, level: float, models: list, combine) -> dict:
+    """The benchmark's figures over ``models`` (each with every task): the draws' task estimates and standard errors
+    combined as :func:`~.item_benchmark.benchmark_interval` combines a new model's."""
+    if not models:
+        return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
+    est, se, truth = [], [], []
+    for t in names:
+        pos = [cells[t][0].index(m) for m in models]
+        est.append(cells[t][2][:, pos])
+        se.append(cells[t][3][:, pos])
+        truth.append(cells[t][1][pos])
+    est, se = np.stack(est, axis=-1), np.stack(se, axis=-1)  # draws x models x tasks
+    truth = np.stack(truth, axis=-1) @ w
+    centre, lo, hi, _ = combine(est.reshape(-1, len(names)), se.reshape(-1, len(names)), w, level)
+    shape = est.shape[:2]
+    centre, lo, hi = centre.reshape(shape), lo.reshape(shape), hi.reshape(shape)
+    return {"mean_abs_error": round(float(np.abs(centre - truth).mean()), 6),
+            "mean_width": round(float((hi - lo).mean()), 6),
+            "coverage": round(float(((lo <= truth) & (truth <= hi)).mean()), 4), "n_models": len(models)}
+
+
+def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets=None, models=None, metric=None,
+                               estimator=None, random_state: int = 0, group_name: str = "harness_ext_reduced",
+                               level: float = 0.9, warnings=(), n_total=None, design: str = "random",
+                               allocation: str = "neyman", n_strata: int = 5, stratum_allocation: str = "proportional",
+                               exclude_models=None) -> dict:
+    """The item-level manifest of tasks known only by their lm-eval scores and sizes (:func:`sized_tasks`): ``n_items``
+    random documents of each (or ``n_total`` over them), the sample mean as the estimator, the design's expected
+    figures (:func:`design_expected`). Takes :func:`~.item_reduce.build_item_manifest`'s arguments.
+
+    Raises
+    ------
+    HarnessExtError
+        A design other than random items or an estimator that needs the population's answers (with none here), or
+        what :func:`sized_tasks` and the budget checks raise.
+
+    References
+    ----------
+    Cochran (1977), §2.5; Zhang, Dorner and Hardt (2025), §4-5.
+    """
+    from ... import __version__
+    from .item_benchmark import KEY, task_weights
+    from .item_design_plan import check_design, design_block, draw_task, task_seed
+    from .item_manifest import KIND, encode_ids
+    from .manifest import MANIFEST_VERSION
+
+    if design != "random" or (estimator or ESTIMATOR) != ESTIMATOR:
+        raise HarnessExtError(
+            f"the store has no item-level results for these tasks, only their scores: only random items estimated by "
+            f"their mean (--item-design random, --item-estimator {ESTIMATOR}) need no population answers; "
+            f"{'--item-design ' + design if design != 'random' else '--item-estimator ' + str(estimator)} needs them "
+            "(ingest the population's per-sample logs, lm-eval's --log_samples output)")
+    check_design(design, ESTIMATOR, n_items, n_total, (allocation, stratum_allocation), n_strata, ESTIMATOR)
+    warnings = list(warnings)
+    found = sized_tasks(store, benchmarks, datasets, models, exclude_models, metric, warnings)
+    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
+    n_of = _allocation(found, weights, n_items, n_total, allocation)
+    names = sorted({m for b in found.values() for m in b["scores"].index})
+    index = {m: i for i, m in enumerate(names)}
+    tasks = {}
+    for t, b in found.items():
+        S = draw_task("random", np.empty((0, b["n_items"])), n_of[t], task_seed(random_state, t))[0]
+        tasks[t] = {"benchmark": "lm_eval", "metric": b["metric"], "n_items": b["n_items"], "n_run": int(len(S)),
+                    "items": encode_ids(np.arange(b["n_items"])), "sample": encode_ids(S),
+                    "task_scores": {"models": [index[m] for m in b["scores"].index],
+                                    "values": [round(float(v), 10) for v in b["scores"]]},
+                    "notes": []}
+    expected = design_expected(found, n_of, weights, level, random_state)
+    bench = sorted({b["benchmark"] for b in found.values()})
+    block = design_block("random", n_items, n_total, random_state, ESTIMATOR, level, allocation, n_strata,
+                         stratum_allocation, WHY)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "kind": KIND,
+        "tool": {"name": "harness-ext", "version": __version__}, "group_name": group_name,
+        "benchmark": bench[0] if len(bench) == 1 else group_name,
+        "design": dict(block, population=NO_POPULATION),
+        "models": names, "weights": weights, "weighting": weighting, "tasks": tasks,
+        "datasets": [{"name": t, "benchmark": "lm_eval", "metric": b["metric"], "task": t, "num_fewshot": None}
+                     for t, b in tasks.items()],
+        "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
+                 "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
+        "expected_error": expected,
+        KEY: {"estimator": ESTIMATOR, "tasks": list(tasks), "matrix": np.eye(len(tasks)).tolist(), "n_errors": 0,
+              "method": "independent random draws of each task's items: the sample mean's errors are independent"},
+        "warnings": warnings,
+        "source": {"n_models": len(names), "fingerprint": hashlib.sha256(json.dumps(
+            {t: b["task_scores"] for t, b in tasks.items()}, sort_keys=True).encode()).hexdigest()[:16]},
+        "prediction": {"predictor": {"name": f"item estimator {ESTIMATOR}"}},
+    }
+    manifest["subset"] = [dict(d, step=i + 1, coverage=None) for i, d in enumerate(manifest["datasets"])]
+    manifest["sizes"] = {"population_bytes": 0, "manifest_bytes": 0}
+    manifest["sizes"]["manifest_bytes"] = len(json.dumps(manifest, indent=2)) + 1
+    return manifest

@@ -1,0 +1,176 @@
+"""``reduce --items N`` on a store with lm-eval task scores but no per-sample logs: random documents of every task.
+
+The population gave only its results files (scores and each task's number of documents, lm-eval's ``n-samples``),
+so the manifest draws each task's items from its documents and estimates by their mean with the finite-population
+interval, which holds whatever the new model is. Fast tests use real lm-eval 0.4.13 output (tests/fixtures/samples:
+results and samples_*.jsonl written by lm-eval itself; the population's results files alone are ingested); the slow
+one the shared lm-eval 0.4 results (57 MMLU subjects of 15 models), skipped without them.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import harness_ext as hx
+from harness_ext.cli import main
+from harness_ext.errors import HarnessExtError
+from harness_ext.methods.reduction.item_design_only import design_expected, is_design_only
+from harness_ext.methods.reduction.item_manifest import decode_ids
+from harness_ext.methods.reduction.item_predict import predict_items
+from harness_ext.methods.reduction.manifest import load_manifest
+
+from conftest import SHARED_DATA
+
+LOGS = Path(__file__).resolve().parent / "fixtures" / "samples" / "lm_eval_output"
+V04 = SHARED_DATA / "lm-eval-harness" / "v04_results_from_pull_refs" / "results"
+
+
+def _results_only(tmp_path, models=("toy__lm-small", "toy__lm-medium"), edit=None) -> Path:
+    """A store of the population's results files only (no per-sample logs); ``edit`` changes each file's JSON."""
+    files = []
+    for m in models:
+        [src] = (LOGS / m).glob("results_*.json")
+        dst = tmp_path / "pop" / m / src.name
+        dst.parent.mkdir(parents=True)
+        doc = json.loads(src.read_text())
+        dst.write_text(json.dumps(edit(doc) if edit else doc))
+        files.append(str(dst))
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *files]) == 0
+    return db
+
+
+def _run_of(tmp_path, manifest: dict, whole=()) -> Path:
+    """The new model's lm-eval output folder with only the manifest's drawn documents logged (``whole``: tasks left
+    with every document)."""
+    run = tmp_path / "run"
+    shutil.copytree(LOGS / "toy__lm-large", run)
+    for f in run.glob("samples_*.jsonl"):
+        task = next(t for t in manifest["tasks"] if f.name.startswith(f"samples_{t}_"))
+        if task in whole:
+            continue
+        keep = set(decode_ids(manifest["tasks"][task]["sample"]).tolist())
+        f.write_text("".join(line for line in f.read_text().splitlines(keepends=True)
+                             if json.loads(line)["doc_id"] in keep))
+    return run
+
+
+def test_tasks_known_by_scores_alone_get_random_documents_and_the_sample_mean(tmp_path, capsys):
+    db = _results_only(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    text = capsys.readouterr().out
+    assert "No item-level results for these tasks, only their lm-eval scores" in text
+    m = load_manifest(out)
+    assert is_design_only(m) and m["design"]["estimator"] == "sample_mean"
+    assert set(m["tasks"]) == {"toy_arith_mc", "toy_arith_gen"}
+    for task, b in m["tasks"].items():
+        assert b["n_items"] == 18 and b["n_run"] == 8 and "population" not in b  # 18: the files' n-samples
+        assert sorted(m["models"][i] for i in b["task_scores"]["models"]) == ["toy/lm-medium", "toy/lm-small"]
+    drawn = json.loads((out / "harness_ext_reduced_samples.json").read_text())
+    assert {t: len(v) for t, v in drawn.items()} == {"toy_arith_mc": 8, "toy_arith_gen": 8}
+    assert all(0 <= i < 18 for v in drawn.values() for i in v)
+    # The same seed draws the same documents; the group runs lm-eval's tasks with their definitions from the files.
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "again"), "--no-plot"]) == 0
+    assert (tmp_path / "again" / "manifest.json").read_bytes() == (out / "manifest.json").read_bytes()
+    assert "--samples" in (out / "harness_ext_reduced.yaml").read_text()
+    for split in ("interpolation", "extrapolation"):
+        bench = m["expected_error"][split]["benchmark"]
+        assert 0 < bench["mean_abs_error"] < bench["mean_width"] and 0.8 <= bench["coverage"] <= 1.0
+    capsys.readouterr()
+
+
+def test_predict_estimates_from_the_drawn_documents_and_measures_a_whole_task(tmp_path, capsys):
+    db = _results_only(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    m = load_manifest(out)
+    run = _run_of(tmp_path, m, whole=("toy_arith_gen",))
+    pred = predict_items(m, [run])
+    rows = pred.table.set_index("dataset")
+    [results] = run.glob("results_*.json")
+    truth = json.loads(results.read_text())["results"]
+    # A task logged whole is measured: lm-eval's own score, exactly.
+    assert rows.loc["toy_arith_gen", "observed"] and rows.loc["toy_arith_gen", "raw"] == truth["toy_arith_gen"][
+        "exact_match,strict-match"]
+    mc = rows.loc["toy_arith_mc"]
+    assert not mc["observed"] and mc["n_used"] == 8 and mc["raw_lower"] < mc["raw"] <= mc["raw_upper"] <= 1.0
+    [agg] = pred.aggregate.to_dict("records")
+    assert agg["lower"] < agg["aggregate"] < agg["upper"]
+    # The new model is stronger than both population models: said, with the design's interval holding there.
+    assert agg["frontier"] > 0
+    assert any("beyond the population" in w and "design-based and holds there" in w for w in pred.warnings)
+    assert not any("in-sample" in w for w in pred.warnings)
+    assert main(["predict", "-m", str(out), str(run), "--json", str(tmp_path / "p.json")]) == 0
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("extra,said", [
+    (["--item-estimator", "crosstask"], "needs them"),
+    (["--item-design", "stratified"], "needs them"),
+])
+def test_options_that_need_the_populations_answers_are_refused(tmp_path, capsys, extra, said):
+    db = _results_only(tmp_path)
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot", *extra]) != 0
+    err = capsys.readouterr().err
+    assert said in err and "only their scores" in err
+
+
+def test_predict_refuses_an_estimator_fitted_on_answers(tmp_path, capsys):
+    db = _results_only(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    with pytest.raises(HarnessExtError, match="has none"):
+        predict_items(load_manifest(out), [_run_of(tmp_path, load_manifest(out))], estimator="aipw")
+    capsys.readouterr()
+
+
+def test_results_without_task_sizes_are_refused_saying_so(tmp_path, capsys):
+    db = _results_only(tmp_path, edit=lambda d: {k: v for k, v in d.items() if k != "n-samples"})
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) != 0
+    assert "number of documents" in capsys.readouterr().err
+
+
+def test_the_api_takes_the_same_path(tmp_path):
+    db = _results_only(tmp_path)
+    red = hx.reduce_items(str(db), items=8)
+    assert is_design_only(red.manifest) and red.manifest["cost"] == {"items_run": 16, "items_full": 36, "tasks": 2}
+
+
+def test_the_designs_expected_coverage_is_its_nominal_level():
+    """Hypergeometric draws of the sample mean's interval: near 90% for mid scores, and exact for a task run whole."""
+    scores = pd.Series(np.linspace(0.2, 0.8, 25), index=[f"m{i:02d}" for i in range(25)])
+    tasks = {"a": {"n_items": 500, "scores": scores}, "b": {"n_items": 40, "scores": scores[::-1].set_axis(scores.index)}}
+    ex = design_expected(tasks, {"a": 50, "b": 40}, {"a": 1.0, "b": 1.0}, level=0.9, random_state=0)
+    a = ex["interpolation"]["tasks"]["a"]
+    assert 0.86 <= a["coverage"] <= 0.95
+    se = np.sqrt(scores * (1 - scores) / 50 * (450 / 499)).mean()
+    assert a["mean_abs_error"] == pytest.approx(np.sqrt(2 / np.pi) * se, rel=0.08)
+    assert ex["interpolation"]["tasks"]["b"] == {"mean_abs_error": 0.0, "mean_width": 0.0, "coverage": 1.0,
+                                                  "n_models": 25}
+    assert ex["extrapolation"]["benchmark"]["n_models"] == 8  # the strongest 30% of 25
+
+
+@pytest.mark.slow
+def test_mmlu_from_real_lm_eval_results(tmp_path, capsys):
+    """57 MMLU subjects of the shared lm-eval 0.4 results: sizes from their n-samples (MMLU's 14,042 test questions),
+    the group of lm-eval's own subject tasks, the subjects weighted by their questions as lm-eval's mmlu group."""
+    if not V04.is_dir():
+        pytest.skip("needs ../shared/data/lm-eval-harness")
+    db = tmp_path / "v4.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(V04)]) == 0
+    out = tmp_path / "mmlu"
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--items", "20", "--out", str(out), "--no-plot"]) == 0
+    capsys.readouterr()
+    m = load_manifest(out)
+    assert is_design_only(m) and len(m["tasks"]) == 57 and m["cost"]["items_full"] == 14042
+    assert m["weighting"].startswith("subjects weighted") and m["weights"]["mmlu_professional_law"] == 1534.0
+    assert all(e.get("origin") for e in m["lm_eval_tasks"].values())
+    bench = m["expected_error"]["extrapolation"]["benchmark"]
+    assert bench["mean_abs_error"] < 0.02 and 0.85 <= bench["coverage"] <= 0.95
