@@ -76,6 +76,8 @@ def test_tasks_known_by_scores_alone_get_random_documents_and_the_sample_mean(tm
     drawn = json.loads((out / "harness_ext_reduced_samples.json").read_text())
     assert {t: len(v) for t, v in drawn.items()} == {"toy_arith_mc": 8, "toy_arith_gen": 8}
     assert all(0 <= i < 18 for v in drawn.values() for i in v)
+    # Sorted: lm-eval 0.4.13 logs the k-th document it runs under --samples as the list's k-th index.
+    assert all(v == sorted(v) for v in drawn.values())
     # The same seed draws the same documents; the group runs lm-eval's tasks with their definitions from the files.
     assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "again"), "--no-plot"]) == 0
     assert (tmp_path / "again" / "manifest.json").read_bytes() == (out / "manifest.json").read_bytes()

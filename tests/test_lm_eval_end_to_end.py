@@ -72,6 +72,11 @@ def loop(tmp_path_factory):
     reduced_items = root / "reduced_items"
     assert main(["reduce", "--db", str(db), "--budget", BUDGET, "--n-random", "200", "--items", str(ITEMS), "--item-design", "anchors",
                  "--out", str(reduced_items), *local]) == 0
+    # The same tasks known from the population's results files alone (no per-sample logs): random documents of each.
+    db_results = root / "results_only.duckdb"
+    assert main(["ingest", "--db", str(db_results), *map(str, sorted((root / "population").rglob("results_*.json")))]) == 0
+    reduced_docs = root / "reduced_docs"
+    assert main(["reduce", "--db", str(db_results), "--items", str(ITEMS), "--out", str(reduced_docs), *local]) == 0
     # The user's tasks folder is gone by the time the reduced benchmark runs: only the data files remain.
     for f in (root / "tasks").glob("*.yaml"):
         f.unlink()
@@ -83,8 +88,13 @@ def loop(tmp_path_factory):
     _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{NEW_MODEL},seed={NEW_MODEL}",
           "--include_path", str(reduced_items), "--tasks", "harness_ext_reduced", "--output_path", str(run_items),
           "--samples", str(reduced_items / "harness_ext_reduced_samples.json"), "--log_samples"], root)
+    run_docs = root / "new_run_docs"
+    _run(["cli", "--model", "standin", "--model_args", f"pretrained=standin/m{NEW_MODEL},seed={NEW_MODEL}",
+          "--include_path", str(reduced_docs), "--tasks", "harness_ext_reduced", "--output_path", str(run_docs),
+          "--samples", str(reduced_docs / "harness_ext_reduced_samples.json"), "--log_samples"], root)
     return {"root": root, "tasks": tasks, "db": db, "reduced": reduced, "run": run_dir, "cli": cli,
-            "truth": root / "truth", "reduced_items": reduced_items, "run_items": run_items}
+            "truth": root / "truth", "reduced_items": reduced_items, "run_items": run_items,
+            "reduced_docs": reduced_docs, "run_docs": run_docs}
 
 
 @pytest.mark.slow
@@ -230,3 +240,47 @@ def test_item_subsets_run_through_lm_eval_samples_and_predict(loop, capsys):
     assert row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-9)
     assert (row["acc_lower,estimate"], row["acc_upper,estimate"]) == pytest.approx((agg["lower"], agg["upper"]), abs=1e-9)
     assert abs(agg["aggregate"] - actual) < 0.1
+
+
+@pytest.mark.slow
+def test_random_documents_drawn_from_results_files_alone_run_through_lm_eval(loop, capsys):
+    """A population known only by its results files (scores and n-samples): reduce --items draws ITEMS documents of
+    every task, lm-eval runs exactly those (--samples), and predict's estimate (the sample mean, the lm-eval group's
+    row too) lies near the new model's full score.
+
+    The stand-in decides each answer by a hash of the request's doc_id, which lm-eval 0.4.13 numbers by position among
+    the drawn documents under --samples (it logs the original index), so the subset run is another draw of the model's
+    answers than its full run: the score it estimates is the model's expected one, the mean of its probabilities of a
+    right answer over every document, which the full run's score scatters around too."""
+    from harness_ext.methods.reduction.item_design_only import is_design_only
+    from harness_ext.methods.reduction.item_predict import predict_items
+    from harness_ext.methods.reduction.manifest import load_manifest
+
+    m = load_manifest(loop["reduced_docs"])
+    assert is_design_only(m) and sorted(m["tasks"]) == sorted(loop["tasks"])
+    wanted = json.loads((loop["reduced_docs"] / "harness_ext_reduced_samples.json").read_text())
+    logs = list(loop["run_docs"].rglob("samples_*.jsonl"))
+    assert len(logs) == len(loop["tasks"])
+    for f in logs:
+        task = f.name[len("samples_"):].rsplit("_2", 1)[0]
+        ids = sorted(json.loads(line)["doc_id"] for line in f.read_text().splitlines() if line.strip())
+        assert ids == sorted(wanted[task]), task
+    pred = predict_items(m, [loop["run_docs"]])
+    agg = pred.aggregate.iloc[0]
+    import lm_eval_standin
+
+    docs = {t: [json.loads(line) for line in (loop["root"] / "tasks" / f"{t}.jsonl").read_text().splitlines()]
+            for t in m["tasks"]}
+    expected = float(np.mean([np.mean([lm_eval_standin.p_correct(NEW_MODEL, d) for d in docs[t]]) for t in docs]))
+    [truth_file] = list(loop["truth"].rglob("results_*.json"))
+    truth = json.loads(truth_file.read_text())["results"]
+    actual = float(np.mean([truth[t]["acc,none"] for t in m["tasks"]]))
+    se = (agg["upper"] - agg["lower"]) / (2 * 1.6449)
+    with capsys.disabled():
+        print(f"\nrandom documents from results files alone: {ITEMS} x {len(m['tasks'])} tasks: predicted "
+              f"{agg['aggregate']:.4f} [{agg['lower']:.4f}, {agg['upper']:.4f}] (90%), expected score {expected:.4f}, "
+              f"full run {actual:.4f}")
+    assert abs(agg["aggregate"] - expected) < 2.58 * se and abs(agg["aggregate"] - actual) < 0.1
+    [results] = list(loop["run_docs"].rglob("results_*.json"))
+    row = json.loads(results.read_text())["results"]["harness_ext_reduced"]
+    assert row["acc,estimate"] == pytest.approx(agg["aggregate"], abs=1e-9)

@@ -49,6 +49,11 @@ WHY = ("no item-level results for these tasks (per-sample logs, item-response ta
        "output) reduce can also borrow from them")
 
 
+class NoTaskScores(HarnessExtError):
+    """No lm-eval task scores match the query: there is nothing to draw documents of (``reduce`` then says what the
+    store's item-level results are)."""
+
+
 def is_design_only(manifest: dict) -> bool:
     """Whether an item manifest's tasks have no population answers (drawn from task sizes alone)."""
     return (manifest.get("design") or {}).get("population") == NO_POPULATION
@@ -89,8 +94,10 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
 
     Raises
     ------
+    NoTaskScores
+        No lm-eval results match.
     HarnessExtError
-        No lm-eval results match, or none has a size, or they span several benchmarks and none was chosen.
+        None of them has a size, or they span several benchmarks and none was chosen.
     """
     from .harness_names import LM_EVAL_HARNESS, lm_eval_task
 
@@ -98,14 +105,13 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     df = _results(store, metric)
     if benchmarks:
         wanted = list(benchmarks)
-        df = df[[b in wanted or matches(b, wanted) for b in df["benchmark"]]]
+        df = df.loc[np.array([b in wanted or matches(b, wanted) for b in df["benchmark"]], dtype=bool)]
     if datasets:
-        df = df[[matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])]]
+        df = df.loc[np.array([matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])],
+                             dtype=bool)]
     df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
     if df.empty:
-        raise HarnessExtError("no item-level results, and no lm-eval task scores either, match the query: --items "
-                              "needs per-sample logs, item-response tables or HELM per-instance stats, or lm-eval "
-                              "results files (for random items drawn from each task's documents)")
+        raise NoTaskScores("no lm-eval task scores match the query either")
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")

@@ -506,7 +506,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
 
     from ...store.db import Store
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
-    from .item_design_only import build_design_only_manifest
+    from .item_design_only import NoTaskScores, build_design_only_manifest
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .lm_eval_group import task_list_warnings
     from .lm_eval_release import FIELD, attach_release
@@ -517,8 +517,11 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     with Store.open(db, read_only=True) as store:
         try:
             manifest = build_item_manifest(store, n_items, **kwargs)
-        except NoItemResults:  # tasks known by their scores alone: random documents of each, their mean
-            manifest = build_design_only_manifest(store, n_items, **kwargs)
+        except NoItemResults as exc:  # tasks known by their scores alone: random documents of each, their mean
+            try:
+                manifest = build_design_only_manifest(store, n_items, **kwargs)
+            except NoTaskScores:
+                raise exc from None  # nothing either way: what the store's item-level results are
         declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
     # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table
