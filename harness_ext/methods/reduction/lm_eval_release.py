@@ -37,7 +37,7 @@ REASONS = {
                            "refuses the key"),
     "samples": (LM_EVAL_SAMPLES_MIN, "--samples, which runs only the drawn items: lm-eval 0.4.8 and older have no "
                                      "such option"),
-    "own_name": (LM_EVAL_OVERRIDE_MIN, "tasks defined here under the names of lm-eval's own: lm-eval 0.4.8 and older "
+    "own_name": (LM_EVAL_OVERRIDE_MIN, "tasks defined here under the names of lm-eval's own: lm-eval 0.4.9 and older "
                                        "run their own task instead, without a word"),
 }
 #: Text every ``harness_ext_estimate.py`` has had since it answers lm-eval 0.4.5-0.4.10's ``(values, sizes, weight)``
@@ -187,7 +187,8 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
     ``refused``: ``{(model, task)}`` of the tasks defined in the folder under lm-eval's own names that such a run
     scored: those releases run lm-eval's own task, on other documents than the population's, so the score is not the
     manifest's task's and is left out (the task is then predicted from the others), unless the file's own
-    configuration of the task reads the folder's data. A file that names no release gets nothing.
+    configuration of the task reads the folder's data. A file that names no release gets nothing, and the need of
+    those tasks says nothing for a file that scored none of them.
     """
     needs = manifest_needs(manifest)
     if not needs:
@@ -201,10 +202,12 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
             unmet = [n for n in needs if older(found, n["release"])]
             if not unmet:
                 continue
-            said = []
+            said, why = [], []
             for n in unmet:
                 if n["for"] == "own_name":
                     ran = [t for t in n.get("tasks") or () if isinstance((doc.get("results") or {}).get(t), dict)]
+                    if not ran:  # the run scored none of them (a copy of the group without them): nothing to say
+                        continue
                     kept = [t for t in ran if _read_folders_data(t, doc, sources)]
                     gone = [t for t in ran if t not in kept]
                     refused |= {(model, t) for t in gone}
@@ -215,7 +218,10 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
                 else:
                     said.append(f"the group's estimate needs {n['release']} (0.4.2 refuses its aggregate_metric_list): "
                                 "the scores are read as the run wrote them")
-            need = max((n["release"] for n in unmet), key=release_key)
+                why.append(n["release"])
+            if not said:
+                continue
+            need = max(why, key=release_key)
             warnings.append(f"{path}: written by lm-eval {found}, older than the {need} this folder needs: "
                             + "; ".join(said))
     return warnings, refused
@@ -226,7 +232,7 @@ def _own_name_said(need: dict, gone: list, kept: list, items: bool) -> str:
     lm-eval's own) on the tasks whose score is left out (``gone``) and kept (``kept``)."""
     names = need.get("tasks") or []
     said = (f"{listed(map(quoted, names), 5)}, defined here under lm-eval's own name{'s' * (len(names) != 1)}, "
-            f"need{'s' * (len(names) == 1)} {need['release']} (0.4.8 and older run lm-eval's own task instead, "
+            f"need{'s' * (len(names) == 1)} {need['release']} (0.4.9 and older run lm-eval's own task instead, "
             "without a word)")
     if gone:
         said += (f"; {listed(map(quoted, gone), 5)} left out, another task's scores on other documents than the "
