@@ -2,7 +2,8 @@
 
 tests/fixtures/lm_eval_versions holds what lm-eval 0.4.2 to 0.4.13 recorded (see its PROVENANCE.md): the fields each
 release's ``TaskConfig`` and ``GroupConfig`` accept, a reduced folder's manifest and the results lm-eval 0.4.8 and
-0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``). The release a folder
+0.4.13 wrote for it, and an item folder's runs under 0.4.9, 0.4.9.1 and 0.4.9.2 (``--samples``, ``--log_samples``;
+0.4.9's of a copy of the group without its ``arc_easy``, which that release replaces by its own). The release a folder
 needs is recorded in its manifest (``lm_eval_release``) and checked by ``predict`` against the release a results file
 names (copies of the recorded files with ``lm_eval_version`` edited).
 """
@@ -169,12 +170,14 @@ def test_the_group_header_and_the_warning_name_the_releases_needed():
     sources = {"arc_easy": {"origin": "results", "other_data": (("json", None), ("allenai/ai2_arc", "ARC-Easy"))}}
     notes = "\n".join(version_notes(sources, ["arc_easy", "t_alpha"], True, True))
     assert "Needs lm-eval 0.4.5 or later: 0.4.2 refuses the group's aggregate_metric_list" in notes
-    assert "--samples needs lm-eval 0.4.9.2 or later: 0.4.8 and older stop at 'unrecognized arguments" in notes
-    assert '"arc_easy": defined here under the name of lm-eval\'s own; lm-eval 0.4.8 and older run their own' in notes
+    assert "--samples needs lm-eval 0.4.9 or later: 0.4.8 and older stop at 'unrecognized arguments" in notes
+    assert '"arc_easy": defined here under the name of lm-eval\'s own; lm-eval 0.4.9 and older run their own' in notes
+    assert "use lm-eval 0.4.9.1 or later" in notes
     assert version_notes({}, ["t_alpha"], False, False) == []
     [warning] = other_data_warnings(sources)
-    assert "lm-eval 0.4.8 and older keep their own task, without a word" in warning
-    assert "run this folder with lm-eval 0.4.9.2 or later" in warning
+    assert "lm-eval 0.4.9 and older keep their own task, without a word" in warning
+    assert "which lm-eval 0.4.9.1 and later run in place of their own" in warning
+    assert "run this folder with lm-eval 0.4.9.1 or later" in warning
 
 
 def test_predict_reads_the_results_of_lm_eval_0_4_8(tmp_path):
@@ -228,9 +231,9 @@ def test_the_manifest_records_the_release_the_folder_needs_and_why():
     validate_manifest({**manifest, "lm_eval_release": need})
     items = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
     need = folder_needs(items)
-    assert need["minimum"] == "0.4.9.2"
-    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.5"), ("samples", "0.4.9.2"),
-                                                                 ("own_name", "0.4.9.2")]
+    assert need["minimum"] == "0.4.9.1"
+    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.5"), ("samples", "0.4.9"),
+                                                                 ("own_name", "0.4.9.1")]
     assert need["needs"][2]["tasks"] == ["arc_easy"]
     validate_item_manifest({**items, "lm_eval_release": need})
 
@@ -296,7 +299,7 @@ def test_a_task_an_older_release_ran_under_lm_evals_own_name_is_left_out_and_pre
                             t_alpha={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
     pred = hx.predict(str(tmp_path), str(ran_own))
     [warning] = _release_warnings(pred)
-    assert "written by lm-eval 0.4.9, older than the 0.4.9.2 this folder needs" in warning
+    assert "written by lm-eval 0.4.9, older than the 0.4.9.1 this folder needs" in warning
     assert '"t_alpha" left out, another task\'s scores on other documents' in warning
     assert any(w.startswith("standin/m99: no result for t_alpha; predicted from the other 3") for w in pred.warnings)
     # The run's own configuration reads the folder's data: the folder's task ran, its score is kept (and said).
@@ -305,9 +308,9 @@ def test_a_task_an_older_release_ran_under_lm_evals_own_name_is_left_out_and_pre
     [warning] = _release_warnings(pred)
     assert '"t_alpha" kept: the run\'s own configuration reads the folder\'s data' in warning
     assert not any("no result for t_alpha" in w for w in pred.warnings)
-    # Run by 0.4.9.2: nothing said.
+    # Run by 0.4.9.1 (the first release that runs the folder's task, seen live): nothing said.
     assert _release_warnings(hx.predict(str(tmp_path), str(_release_copy(tmp_path / "new", FIX / "lm_eval_0.4.13",
-                                                                         "0.4.9.2")))) == []
+                                                                         "0.4.9.1")))) == []
 
 
 def test_item_predict_checks_the_results_file_beside_the_samples(tmp_path):
@@ -318,7 +321,8 @@ def test_item_predict_checks_the_results_file_beside_the_samples(tmp_path):
                         arc_easy={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
     pred = hx.predict(str(tmp_path), str(run))
     [warning] = _release_warnings(pred)
-    assert "--samples needs 0.4.9.2" in warning and '"arc_easy" left out' in warning
+    assert "older than the 0.4.9.1 this folder needs" in warning and '"arc_easy" left out' in warning
+    assert "--samples" not in warning  # 0.4.9 has it (run live)
     assert "no benchmark estimate without them" in warning
     [agg] = pred.aggregate.to_dict("records")
     assert agg["aggregate"] != agg["aggregate"]  # NaN: the estimate needs every task's items
@@ -341,3 +345,30 @@ def test_a_folder_whose_estimate_file_predates_the_old_releases_call_is_said_onc
     shutil.copy(items / "manifest.json", tmp_path / "manifest.json")
     said = [w for w in hx.predict(str(tmp_path), str(items / "run")).warnings if "write the folder again" in w]
     assert len(said) == 1
+
+
+def test_the_item_folder_run_live_on_lm_eval_0_4_9_and_0_4_9_1_is_read_without_a_release_warning():
+    """lm-eval 0.4.9 ran the item folder's drawn items with ``--samples`` (a copy of the group without ``arc_easy``,
+    its own task of that name needing the Hub); 0.4.9.1 ran the whole folder, its ``arc_easy`` the folder's."""
+    manifest = FIX / "lm_eval_0.4.9.2_items"
+    old, new = FIX / "lm_eval_0.4.9_items" / "run", FIX / "lm_eval_0.4.9.1_items" / "run"
+    [doc_old] = [json.loads(p.read_text()) for p in old.glob("results_*.json")]
+    [doc_new] = [json.loads(p.read_text()) for p in new.glob("results_*.json")]
+    assert (doc_old["lm_eval_version"], doc_new["lm_eval_version"]) == ("0.4.9", "0.4.9.1")
+    drawn = json.loads((manifest / "manifest.json").read_text())["tasks"]
+    for run, doc in ((old, doc_old), (new, doc_new)):
+        for task in doc["results"]:
+            if task == "harness_ext_reduced":
+                continue
+            [log] = run.glob(f"samples_{task}_*.jsonl")
+            ran = sorted(json.loads(line)["doc_id"] for line in log.read_text().splitlines())
+            assert ran == [i for lo, hi in drawn[task]["sample"] for i in range(lo, hi)]  # only the drawn items ran
+    assert "arc_easy" not in doc_old["results"]
+    assert doc_new["configs"]["arc_easy"]["dataset_path"] == "json"  # the folder's task, not lm-eval's ARC-Easy
+    pred = hx.predict(str(manifest), str(old))
+    assert _release_warnings(pred) == []  # no arc_easy scored: nothing of lm-eval's own to leave out
+    assert any("no full-benchmark estimate" in w and "arc_easy" in w for w in pred.warnings)
+    pred = hx.predict(str(manifest), str(new))
+    assert _release_warnings(pred) == []
+    [agg] = pred.aggregate.to_dict("records")
+    assert agg["aggregate"] == pytest.approx(doc_new["results"]["harness_ext_reduced"]["acc,estimate"], abs=1e-9)
