@@ -372,3 +372,21 @@ def test_the_item_folder_run_live_on_lm_eval_0_4_9_and_0_4_9_1_is_read_without_a
     assert _release_warnings(pred) == []
     [agg] = pred.aggregate.to_dict("records")
     assert agg["aggregate"] == pytest.approx(doc_new["results"]["harness_ext_reduced"]["acc,estimate"], abs=1e-9)
+
+
+def test_a_folder_that_recorded_an_older_need_is_checked_against_the_release_known_now(tmp_path):
+    """A folder written when 0.4.9.2 was the oldest release seen running ``--samples`` and the folder's own
+    ``arc_easy`` recorded that release; 0.4.9.1's run of it gets no warning, an edited 0.4.9 copy the own-name one."""
+    from harness_ext.methods.reduction.lm_eval_release import folder_needs
+
+    manifest = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
+    recorded = folder_needs(manifest)
+    for need in recorded["needs"]:
+        need["release"] = "0.4.9.2" if need["for"] != "group" else need["release"]
+    recorded["minimum"] = "0.4.9.2"
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "lm_eval_release": recorded}))
+    assert _release_warnings(hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.9.1_items" / "run"))) == []
+    run = _release_copy(tmp_path / "own", FIX / "lm_eval_0.4.9.1_items" / "run", "0.4.9",
+                        arc_easy={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
+    [warning] = _release_warnings(hx.predict(str(tmp_path), str(run)))
+    assert "older than the 0.4.9.1 this folder needs" in warning and "--samples" not in warning

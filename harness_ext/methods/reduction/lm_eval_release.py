@@ -144,10 +144,15 @@ def check_release_field(manifest: dict, path, what: str = "manifest") -> None:
 
 
 def manifest_needs(manifest: dict) -> list:
-    """The needs recorded in the manifest, or those of the folder it describes for a manifest written before them."""
+    """The needs recorded in the manifest, or those of the folder it describes for a manifest written before them.
+
+    A recorded need is checked against the release known now to meet it (:data:`REASONS`): which release has
+    ``--samples``, or runs the folder's task under lm-eval's own name, is a fact of lm-eval, not of the folder, so a
+    folder written when an older release had not yet been seen to run it is not held to the release it recorded."""
     field = manifest.get(FIELD)
     if isinstance(field, dict):
-        return field.get("needs") or []
+        return [{**n, "release": REASONS[n["for"]][0]} if isinstance(n, dict) and n.get("for") in REASONS else n
+                for n in field.get("needs") or []]
     return (folder_needs(manifest) or {}).get("needs") or []
 
 
