@@ -33,7 +33,7 @@ def _results(version: str) -> dict:
 
 
 class _Group:
-    """lm-eval 0.4.5-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
+    """lm-eval 0.4.4-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
 
     def __init__(self, name, alias, agg):
         self._config = types.SimpleNamespace(group=name, group_alias=alias)
@@ -54,7 +54,7 @@ class _Group:
 
 def _old_lm_eval(monkeypatch):
     """Modules laid out as lm-eval 0.4.8's: no ``Group`` class, ``consolidate_group_results`` calling a group's
-    aggregation as ``fn(values, sizes, weight_by_size)`` (evaluator_utils.py of 0.4.5 to 0.4.10)."""
+    aggregation as ``fn(values, sizes, weight_by_size)`` (evaluator_utils.py of 0.4.4 to 0.4.10)."""
     def consolidate_results(eval_tasks):
         return ({}, {"t": []}, {}, {}, {}, {})
 
@@ -92,7 +92,7 @@ def _load_estimate(folder: Path):
 
 
 def test_lm_eval_0_4_8_calls_the_aggregation_with_values_and_sizes_and_gets_their_mean(tmp_path):
-    """lm-eval 0.4.5 to 0.4.10 call it ``fn(values, sizes, weight_by_size)``: the run used to stop there, after every
+    """lm-eval 0.4.4 to 0.4.10 call it ``fn(values, sizes, weight_by_size)``: the run used to stop there, after every
     request, with ``TypeError: estimate() missing 1 required positional argument: 'metric'`` and no results saved."""
     shutil.copy(FIX / "manifest.json", tmp_path / "manifest.json")
     module = _load_estimate(tmp_path)
@@ -151,14 +151,23 @@ def test_task_yamls_leave_out_the_off_values_older_releases_refuse(tmp_path):
     assert "# Needs an lm-eval newer than 0.4.5: 0.4.5 and older refuse the key unsafe_code." in text
 
 
+def _newer(a: str, b: str) -> bool:
+    from harness_ext.methods.reduction.lm_eval_release import older
+
+    return older(b, a)
+
+
 def test_the_recorded_fields_bear_out_the_versions_the_folder_states():
     from harness_ext.methods.reduction.harness_names import LM_EVAL_MIN
     from harness_ext.store.task_yaml_safety import LATER_KEYS
 
     assert FIELDS["0.4.2"]["group_config_fields"] is None  # no aggregate_metric_list: the group is refused
+    assert FIELDS["0.4.3"]["group_config_fields"] is None  # the same, run live: TaskConfig refused the key
     assert "aggregate_metric_list" in FIELDS[LM_EVAL_MIN]["group_config_fields"]
     for key, (_, refused_by) in LATER_KEYS.items():
         assert key not in FIELDS[refused_by]["task_config_fields"]
+        # the newest recorded release refusing it
+        assert all(key in d["task_config_fields"] for v, d in FIELDS.items() if _newer(v, refused_by)), key
         assert key in FIELDS["0.4.13"]["task_config_fields"]
     assert [v for v, d in FIELDS.items() if d["group_class"]] == ["0.4.13"]
 
@@ -169,7 +178,7 @@ def test_the_group_header_and_the_warning_name_the_releases_needed():
 
     sources = {"arc_easy": {"origin": "results", "other_data": (("json", None), ("allenai/ai2_arc", "ARC-Easy"))}}
     notes = "\n".join(version_notes(sources, ["arc_easy", "t_alpha"], True, True))
-    assert "Needs lm-eval 0.4.5 or later: 0.4.2 refuses the group's aggregate_metric_list" in notes
+    assert "Needs lm-eval 0.4.4 or later: 0.4.3 and older refuse the group's aggregate_metric_list" in notes
     assert "--samples needs lm-eval 0.4.9 or later: 0.4.8 and older stop at 'unrecognized arguments" in notes
     assert '"arc_easy": defined here under the name of lm-eval\'s own; lm-eval 0.4.9 and older run their own' in notes
     assert "use lm-eval 0.4.9.1 or later" in notes
@@ -226,13 +235,13 @@ def test_the_manifest_records_the_release_the_folder_needs_and_why():
 
     manifest = json.loads((FIX / "manifest.json").read_text())
     need = folder_needs(manifest)
-    assert need == {"minimum": "0.4.5", "needs": [{"release": "0.4.5", "for": "group", "reason": need["needs"][0]["reason"]}]}
+    assert need == {"minimum": "0.4.4", "needs": [{"release": "0.4.4", "for": "group", "reason": need["needs"][0]["reason"]}]}
     assert "aggregate_metric_list" in need["needs"][0]["reason"]
     validate_manifest({**manifest, "lm_eval_release": need})
     items = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
     need = folder_needs(items)
     assert need["minimum"] == "0.4.9.1"
-    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.5"), ("samples", "0.4.9"),
+    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.4"), ("samples", "0.4.9"),
                                                                  ("own_name", "0.4.9.1")]
     assert need["needs"][2]["tasks"] == ["arc_easy"]
     validate_item_manifest({**items, "lm_eval_release": need})
@@ -271,7 +280,7 @@ def test_reduce_writes_the_field_and_the_same_inputs_give_the_same_bytes(tmp_pat
         texts.append((tmp_path / out / "manifest.json").read_bytes())
     assert texts[0] == texts[1]
     field = json.loads(texts[0])["lm_eval_release"]
-    assert field["minimum"] == "0.4.5" and [n["for"] for n in field["needs"]] == ["group"]
+    assert field["minimum"] == "0.4.4" and [n["for"] for n in field["needs"]] == ["group"]
 
 
 def test_predict_warns_on_a_results_file_of_an_older_release_and_is_silent_otherwise(tmp_path):
@@ -280,10 +289,10 @@ def test_predict_warns_on_a_results_file_of_an_older_release_and_is_silent_other
         run = _release_copy(tmp_path / str(version).replace(" ", "_"), FIX / "lm_eval_0.4.13", version)
         assert _release_warnings(hx.predict(str(tmp_path), str(run))) == []
     assert _release_warnings(hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.8"))) == []  # 0.4.8 names none
-    run = _release_copy(tmp_path / "old", FIX / "lm_eval_0.4.13", "0.4.4")
+    run = _release_copy(tmp_path / "old", FIX / "lm_eval_0.4.13", "0.4.3")
     [warning] = _release_warnings(hx.predict(str(tmp_path), str(run)))
-    assert warning.startswith(str(next(run.glob("results_*.json"))) + ": written by lm-eval 0.4.4, older than the "
-                              "0.4.5 this folder needs: the group's estimate needs 0.4.5")
+    assert warning.startswith(str(next(run.glob("results_*.json"))) + ": written by lm-eval 0.4.3, older than the "
+                              "0.4.4 this folder needs: the group's estimate needs 0.4.4")
 
 
 def _own_name_manifest(folder: Path) -> None:
@@ -340,7 +349,7 @@ def test_a_folder_whose_estimate_file_predates_the_old_releases_call_is_said_onc
     (tmp_path / "harness_ext_estimate.py").write_text(old)
     said = [w for w in hx.predict(str(tmp_path / "manifest.json"), str(FIX / "lm_eval_0.4.13")).warnings
             if "write the folder again" in w]
-    assert len(said) == 1 and "lm-eval 0.4.5-0.4.10" in said[0]
+    assert len(said) == 1 and "lm-eval 0.4.4-0.4.10" in said[0]
     items = FIX / "lm_eval_0.4.9.2_items"
     shutil.copy(items / "manifest.json", tmp_path / "manifest.json")
     said = [w for w in hx.predict(str(tmp_path), str(items / "run")).warnings if "write the folder again" in w]

@@ -9,7 +9,7 @@ nothing is said. A results file from an older release than the folder needs gets
 release and the consequence (:func:`release_warnings`); a task it ran under lm-eval's own name is left out, unless the
 file's own task configuration shows the folder's data was read.
 
-A folder written before its ``harness_ext_estimate.py`` answered lm-eval 0.4.5-0.4.10's call of a group's
+A folder written before its ``harness_ext_estimate.py`` answered lm-eval 0.4.4-0.4.10's call of a group's
 aggregation stops those releases at the end of the run: :func:`old_estimate_note` tells it by the file's content.
 """
 
@@ -33,14 +33,14 @@ RESULTS_KEY = "lm_eval_version"
 MAX_RESULTS_BYTES = 64 * 2**20
 #: What each need is for, and why (``tasks`` are named beside the third).
 REASONS = {
-    "group": (LM_EVAL_MIN, "the group's aggregate_metric_list, which makes its row the estimate: lm-eval 0.4.2 "
-                           "refuses the key"),
+    "group": (LM_EVAL_MIN, "the group's aggregate_metric_list, which makes its row the estimate: lm-eval 0.4.3 "
+                           "and older refuse the key"),
     "samples": (LM_EVAL_SAMPLES_MIN, "--samples, which runs only the drawn items: lm-eval 0.4.8 and older have no "
                                      "such option"),
     "own_name": (LM_EVAL_OVERRIDE_MIN, "tasks defined here under the names of lm-eval's own: lm-eval 0.4.9 and older "
                                        "run their own task instead, without a word"),
 }
-#: Text every ``harness_ext_estimate.py`` has had since it answers lm-eval 0.4.5-0.4.10's ``(values, sizes, weight)``
+#: Text every ``harness_ext_estimate.py`` has had since it answers lm-eval 0.4.4-0.4.10's ``(values, sizes, weight)``
 #: call (the wrapper of their group consolidation); a file without it stops those releases at the end of the run.
 ESTIMATE_MARK = "_install_consolidate"
 ESTIMATE_FILE = "harness_ext_estimate.py"
@@ -221,7 +221,7 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
                     said.append(f"--samples needs {n['release']} (0.4.8 and older have no such option): only the "
                                 "manifest's items found in the run's logs are read")
                 else:
-                    said.append(f"the group's estimate needs {n['release']} (0.4.2 refuses its aggregate_metric_list): "
+                    said.append(f"the group's estimate needs {n['release']} (0.4.3 and older refuse its aggregate_metric_list): "
                                 "the scores are read as the run wrote them")
                 why.append(n["release"])
             if not said:
@@ -281,7 +281,7 @@ def older_release_logs(manifest: dict, long, sources: dict, warnings: list):
 
 def old_estimate_note(manifest_path) -> Optional[str]:
     """Why the folder of ``manifest_path`` should be written again, when its ``harness_ext_estimate.py`` predates the
-    answer to lm-eval 0.4.5-0.4.10's ``(values, sizes, weight_by_size)`` call; else None."""
+    answer to lm-eval 0.4.4-0.4.10's ``(values, sizes, weight_by_size)`` call; else None."""
     if manifest_path is None:
         return None
     folder = Path(manifest_path)
@@ -293,7 +293,7 @@ def old_estimate_note(manifest_path) -> Optional[str]:
         return None
     if text is None or ESTIMATE_MARK in text:
         return None
-    return (f"{est} was written before it answered lm-eval 0.4.5-0.4.10's call of the group's aggregation: those "
+    return (f"{est} was written before it answered lm-eval 0.4.4-0.4.10's call of the group's aggregation: those "
             "releases stop at the end of the run with 'TypeError: estimate() missing 1 required positional argument', "
             "after every request, and save no results (0.4.11 and later run it); write the folder again with "
             "'harness-ext reduce'")
