@@ -2,7 +2,8 @@
 
 tests/fixtures/lm_eval_versions holds what lm-eval 0.4.2 to 0.4.13 recorded (see its PROVENANCE.md): the fields each
 release's ``TaskConfig`` and ``GroupConfig`` accept, a reduced folder's manifest and the results lm-eval 0.4.8 and
-0.4.13 wrote for it, and an item folder's run under 0.4.9.2 (``--samples``, ``--log_samples``). The release a folder
+0.4.13 wrote for it, and an item folder's runs under 0.4.9, 0.4.9.1 and 0.4.9.2 (``--samples``, ``--log_samples``;
+0.4.9's of a copy of the group without its ``arc_easy``, which that release replaces by its own). The release a folder
 needs is recorded in its manifest (``lm_eval_release``) and checked by ``predict`` against the release a results file
 names (copies of the recorded files with ``lm_eval_version`` edited).
 """
@@ -32,7 +33,7 @@ def _results(version: str) -> dict:
 
 
 class _Group:
-    """lm-eval 0.4.5-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
+    """lm-eval 0.4.4-0.4.10's ``ConfigurableGroup`` as the evaluator sees it: ``config`` (a dict) and ``group_name``."""
 
     def __init__(self, name, alias, agg):
         self._config = types.SimpleNamespace(group=name, group_alias=alias)
@@ -53,7 +54,7 @@ class _Group:
 
 def _old_lm_eval(monkeypatch):
     """Modules laid out as lm-eval 0.4.8's: no ``Group`` class, ``consolidate_group_results`` calling a group's
-    aggregation as ``fn(values, sizes, weight_by_size)`` (evaluator_utils.py of 0.4.5 to 0.4.10)."""
+    aggregation as ``fn(values, sizes, weight_by_size)`` (evaluator_utils.py of 0.4.4 to 0.4.10)."""
     def consolidate_results(eval_tasks):
         return ({}, {"t": []}, {}, {}, {}, {})
 
@@ -91,7 +92,7 @@ def _load_estimate(folder: Path):
 
 
 def test_lm_eval_0_4_8_calls_the_aggregation_with_values_and_sizes_and_gets_their_mean(tmp_path):
-    """lm-eval 0.4.5 to 0.4.10 call it ``fn(values, sizes, weight_by_size)``: the run used to stop there, after every
+    """lm-eval 0.4.4 to 0.4.10 call it ``fn(values, sizes, weight_by_size)``: the run used to stop there, after every
     request, with ``TypeError: estimate() missing 1 required positional argument: 'metric'`` and no results saved."""
     shutil.copy(FIX / "manifest.json", tmp_path / "manifest.json")
     module = _load_estimate(tmp_path)
@@ -150,14 +151,23 @@ def test_task_yamls_leave_out_the_off_values_older_releases_refuse(tmp_path):
     assert "# Needs an lm-eval newer than 0.4.5: 0.4.5 and older refuse the key unsafe_code." in text
 
 
+def _newer(a: str, b: str) -> bool:
+    from harness_ext.methods.reduction.lm_eval_release import older
+
+    return older(b, a)
+
+
 def test_the_recorded_fields_bear_out_the_versions_the_folder_states():
     from harness_ext.methods.reduction.harness_names import LM_EVAL_MIN
     from harness_ext.store.task_yaml_safety import LATER_KEYS
 
     assert FIELDS["0.4.2"]["group_config_fields"] is None  # no aggregate_metric_list: the group is refused
+    assert FIELDS["0.4.3"]["group_config_fields"] is None  # the same, run live: TaskConfig refused the key
     assert "aggregate_metric_list" in FIELDS[LM_EVAL_MIN]["group_config_fields"]
     for key, (_, refused_by) in LATER_KEYS.items():
         assert key not in FIELDS[refused_by]["task_config_fields"]
+        # the newest recorded release refusing it
+        assert all(key in d["task_config_fields"] for v, d in FIELDS.items() if _newer(v, refused_by)), key
         assert key in FIELDS["0.4.13"]["task_config_fields"]
     assert [v for v, d in FIELDS.items() if d["group_class"]] == ["0.4.13"]
 
@@ -168,13 +178,15 @@ def test_the_group_header_and_the_warning_name_the_releases_needed():
 
     sources = {"arc_easy": {"origin": "results", "other_data": (("json", None), ("allenai/ai2_arc", "ARC-Easy"))}}
     notes = "\n".join(version_notes(sources, ["arc_easy", "t_alpha"], True, True))
-    assert "Needs lm-eval 0.4.5 or later: 0.4.2 refuses the group's aggregate_metric_list" in notes
-    assert "--samples needs lm-eval 0.4.9.2 or later: 0.4.8 and older stop at 'unrecognized arguments" in notes
-    assert '"arc_easy": defined here under the name of lm-eval\'s own; lm-eval 0.4.8 and older run their own' in notes
+    assert "Needs lm-eval 0.4.4 or later: 0.4.3 and older refuse the group's aggregate_metric_list" in notes
+    assert "--samples needs lm-eval 0.4.9 or later: 0.4.8 and older stop at 'unrecognized arguments" in notes
+    assert '"arc_easy": defined here under the name of lm-eval\'s own; lm-eval 0.4.9 and older run their own' in notes
+    assert "use lm-eval 0.4.9.1 or later" in notes
     assert version_notes({}, ["t_alpha"], False, False) == []
     [warning] = other_data_warnings(sources)
-    assert "lm-eval 0.4.8 and older keep their own task, without a word" in warning
-    assert "run this folder with lm-eval 0.4.9.2 or later" in warning
+    assert "lm-eval 0.4.9 and older keep their own task, without a word" in warning
+    assert "which lm-eval 0.4.9.1 and later run in place of their own" in warning
+    assert "run this folder with lm-eval 0.4.9.1 or later" in warning
 
 
 def test_predict_reads_the_results_of_lm_eval_0_4_8(tmp_path):
@@ -223,14 +235,14 @@ def test_the_manifest_records_the_release_the_folder_needs_and_why():
 
     manifest = json.loads((FIX / "manifest.json").read_text())
     need = folder_needs(manifest)
-    assert need == {"minimum": "0.4.5", "needs": [{"release": "0.4.5", "for": "group", "reason": need["needs"][0]["reason"]}]}
+    assert need == {"minimum": "0.4.4", "needs": [{"release": "0.4.4", "for": "group", "reason": need["needs"][0]["reason"]}]}
     assert "aggregate_metric_list" in need["needs"][0]["reason"]
     validate_manifest({**manifest, "lm_eval_release": need})
     items = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
     need = folder_needs(items)
-    assert need["minimum"] == "0.4.9.2"
-    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.5"), ("samples", "0.4.9.2"),
-                                                                 ("own_name", "0.4.9.2")]
+    assert need["minimum"] == "0.4.9.1"
+    assert [(n["for"], n["release"]) for n in need["needs"]] == [("group", "0.4.4"), ("samples", "0.4.9"),
+                                                                 ("own_name", "0.4.9.1")]
     assert need["needs"][2]["tasks"] == ["arc_easy"]
     validate_item_manifest({**items, "lm_eval_release": need})
 
@@ -268,7 +280,7 @@ def test_reduce_writes_the_field_and_the_same_inputs_give_the_same_bytes(tmp_pat
         texts.append((tmp_path / out / "manifest.json").read_bytes())
     assert texts[0] == texts[1]
     field = json.loads(texts[0])["lm_eval_release"]
-    assert field["minimum"] == "0.4.5" and [n["for"] for n in field["needs"]] == ["group"]
+    assert field["minimum"] == "0.4.4" and [n["for"] for n in field["needs"]] == ["group"]
 
 
 def test_predict_warns_on_a_results_file_of_an_older_release_and_is_silent_otherwise(tmp_path):
@@ -277,10 +289,10 @@ def test_predict_warns_on_a_results_file_of_an_older_release_and_is_silent_other
         run = _release_copy(tmp_path / str(version).replace(" ", "_"), FIX / "lm_eval_0.4.13", version)
         assert _release_warnings(hx.predict(str(tmp_path), str(run))) == []
     assert _release_warnings(hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.8"))) == []  # 0.4.8 names none
-    run = _release_copy(tmp_path / "old", FIX / "lm_eval_0.4.13", "0.4.4")
+    run = _release_copy(tmp_path / "old", FIX / "lm_eval_0.4.13", "0.4.3")
     [warning] = _release_warnings(hx.predict(str(tmp_path), str(run)))
-    assert warning.startswith(str(next(run.glob("results_*.json"))) + ": written by lm-eval 0.4.4, older than the "
-                              "0.4.5 this folder needs: the group's estimate needs 0.4.5")
+    assert warning.startswith(str(next(run.glob("results_*.json"))) + ": written by lm-eval 0.4.3, older than the "
+                              "0.4.4 this folder needs: the group's estimate needs 0.4.4")
 
 
 def _own_name_manifest(folder: Path) -> None:
@@ -296,7 +308,7 @@ def test_a_task_an_older_release_ran_under_lm_evals_own_name_is_left_out_and_pre
                             t_alpha={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
     pred = hx.predict(str(tmp_path), str(ran_own))
     [warning] = _release_warnings(pred)
-    assert "written by lm-eval 0.4.9, older than the 0.4.9.2 this folder needs" in warning
+    assert "written by lm-eval 0.4.9, older than the 0.4.9.1 this folder needs" in warning
     assert '"t_alpha" left out, another task\'s scores on other documents' in warning
     assert any(w.startswith("standin/m99: no result for t_alpha; predicted from the other 3") for w in pred.warnings)
     # The run's own configuration reads the folder's data: the folder's task ran, its score is kept (and said).
@@ -305,9 +317,9 @@ def test_a_task_an_older_release_ran_under_lm_evals_own_name_is_left_out_and_pre
     [warning] = _release_warnings(pred)
     assert '"t_alpha" kept: the run\'s own configuration reads the folder\'s data' in warning
     assert not any("no result for t_alpha" in w for w in pred.warnings)
-    # Run by 0.4.9.2: nothing said.
+    # Run by 0.4.9.1 (the first release that runs the folder's task, seen live): nothing said.
     assert _release_warnings(hx.predict(str(tmp_path), str(_release_copy(tmp_path / "new", FIX / "lm_eval_0.4.13",
-                                                                         "0.4.9.2")))) == []
+                                                                         "0.4.9.1")))) == []
 
 
 def test_item_predict_checks_the_results_file_beside_the_samples(tmp_path):
@@ -318,7 +330,8 @@ def test_item_predict_checks_the_results_file_beside_the_samples(tmp_path):
                         arc_easy={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
     pred = hx.predict(str(tmp_path), str(run))
     [warning] = _release_warnings(pred)
-    assert "--samples needs 0.4.9.2" in warning and '"arc_easy" left out' in warning
+    assert "older than the 0.4.9.1 this folder needs" in warning and '"arc_easy" left out' in warning
+    assert "--samples" not in warning  # 0.4.9 has it (run live)
     assert "no benchmark estimate without them" in warning
     [agg] = pred.aggregate.to_dict("records")
     assert agg["aggregate"] != agg["aggregate"]  # NaN: the estimate needs every task's items
@@ -336,8 +349,53 @@ def test_a_folder_whose_estimate_file_predates_the_old_releases_call_is_said_onc
     (tmp_path / "harness_ext_estimate.py").write_text(old)
     said = [w for w in hx.predict(str(tmp_path / "manifest.json"), str(FIX / "lm_eval_0.4.13")).warnings
             if "write the folder again" in w]
-    assert len(said) == 1 and "lm-eval 0.4.5-0.4.10" in said[0]
+    assert len(said) == 1 and "lm-eval 0.4.4-0.4.10" in said[0]
     items = FIX / "lm_eval_0.4.9.2_items"
     shutil.copy(items / "manifest.json", tmp_path / "manifest.json")
     said = [w for w in hx.predict(str(tmp_path), str(items / "run")).warnings if "write the folder again" in w]
     assert len(said) == 1
+
+
+def test_the_item_folder_run_live_on_lm_eval_0_4_9_and_0_4_9_1_is_read_without_a_release_warning():
+    """lm-eval 0.4.9 ran the item folder's drawn items with ``--samples`` (a copy of the group without ``arc_easy``,
+    its own task of that name needing the Hub); 0.4.9.1 ran the whole folder, its ``arc_easy`` the folder's."""
+    manifest = FIX / "lm_eval_0.4.9.2_items"
+    old, new = FIX / "lm_eval_0.4.9_items" / "run", FIX / "lm_eval_0.4.9.1_items" / "run"
+    [doc_old] = [json.loads(p.read_text()) for p in old.glob("results_*.json")]
+    [doc_new] = [json.loads(p.read_text()) for p in new.glob("results_*.json")]
+    assert (doc_old["lm_eval_version"], doc_new["lm_eval_version"]) == ("0.4.9", "0.4.9.1")
+    drawn = json.loads((manifest / "manifest.json").read_text())["tasks"]
+    for run, doc in ((old, doc_old), (new, doc_new)):
+        for task in doc["results"]:
+            if task == "harness_ext_reduced":
+                continue
+            [log] = run.glob(f"samples_{task}_*.jsonl")
+            ran = sorted(json.loads(line)["doc_id"] for line in log.read_text().splitlines())
+            assert ran == [i for lo, hi in drawn[task]["sample"] for i in range(lo, hi)]  # only the drawn items ran
+    assert "arc_easy" not in doc_old["results"]
+    assert doc_new["configs"]["arc_easy"]["dataset_path"] == "json"  # the folder's task, not lm-eval's ARC-Easy
+    pred = hx.predict(str(manifest), str(old))
+    assert _release_warnings(pred) == []  # no arc_easy scored: nothing of lm-eval's own to leave out
+    assert any("no full-benchmark estimate" in w and "arc_easy" in w for w in pred.warnings)
+    pred = hx.predict(str(manifest), str(new))
+    assert _release_warnings(pred) == []
+    [agg] = pred.aggregate.to_dict("records")
+    assert agg["aggregate"] == pytest.approx(doc_new["results"]["harness_ext_reduced"]["acc,estimate"], abs=1e-9)
+
+
+def test_a_folder_that_recorded_an_older_need_is_checked_against_the_release_known_now(tmp_path):
+    """A folder written when 0.4.9.2 was the oldest release seen running ``--samples`` and the folder's own
+    ``arc_easy`` recorded that release; 0.4.9.1's run of it gets no warning, an edited 0.4.9 copy the own-name one."""
+    from harness_ext.methods.reduction.lm_eval_release import folder_needs
+
+    manifest = json.loads((FIX / "lm_eval_0.4.9.2_items" / "manifest.json").read_text())
+    recorded = folder_needs(manifest)
+    for need in recorded["needs"]:
+        need["release"] = "0.4.9.2" if need["for"] != "group" else need["release"]
+    recorded["minimum"] = "0.4.9.2"
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "lm_eval_release": recorded}))
+    assert _release_warnings(hx.predict(str(tmp_path), str(FIX / "lm_eval_0.4.9.1_items" / "run"))) == []
+    run = _release_copy(tmp_path / "own", FIX / "lm_eval_0.4.9.1_items" / "run", "0.4.9",
+                        arc_easy={"dataset_path": "allenai/ai2_arc", "dataset_name": "ARC-Easy"})
+    [warning] = _release_warnings(hx.predict(str(tmp_path), str(run)))
+    assert "older than the 0.4.9.1 this folder needs" in warning and "--samples" not in warning

@@ -486,8 +486,9 @@ def without_taken_tags(config: dict, taken: set, dropped: list) -> None:
 
 #: Task keys that older lm-eval releases refuse (their ``TaskConfig`` has no such field, and loading the YAML stops
 #: with ``TypeError: ... unexpected keyword argument``): the value that means "off", and the newest release checked
-#: that refuses the key (``TaskConfig``'s fields read from lm-eval 0.4.2, 0.4.5, 0.4.8, 0.4.9.2, 0.4.10 and 0.4.13).
-LATER_KEYS = {"unsafe_code": (False, "0.4.5"), "gen_prefix": (None, "0.4.5"), "doc_to_image": (None, "0.4.2"),
+#: that refuses the key (``TaskConfig``'s fields read from lm-eval 0.4.2, 0.4.3, 0.4.4, 0.4.5, 0.4.8, 0.4.9.2, 0.4.10
+#: and 0.4.13).
+LATER_KEYS = {"unsafe_code": (False, "0.4.5"), "gen_prefix": (None, "0.4.5"), "doc_to_image": (None, "0.4.4"),
               "doc_to_audio": (None, "0.4.8")}
 
 

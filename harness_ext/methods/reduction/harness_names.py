@@ -200,12 +200,14 @@ OWN_TASK_BENCHMARKS = frozenset({"hf_open_llm_v2"})
 #: ``harness`` of a manifest dataset whose scores came from lm-eval result files under a benchmark named otherwise
 #: (a group of the user's own): its ``task`` is the lm-eval task.
 LM_EVAL_HARNESS = "lm-eval"
-#: The oldest lm-eval releases the written folder was run on (live, with lm-eval 0.4.2, 0.4.5, 0.4.8, 0.4.9.2, 0.4.10
-#: and 0.4.13): the group YAML's ``aggregate_metric_list`` (0.4.2 refuses the key), ``--samples`` (0.4.8 has no such
-#: option), and a task of the folder named as one of lm-eval's own running in its place (0.4.8 keeps its own, silently).
-LM_EVAL_MIN = "0.4.5"
-LM_EVAL_SAMPLES_MIN = "0.4.9.2"
-LM_EVAL_OVERRIDE_MIN = "0.4.9.2"
+#: The oldest lm-eval releases the written folder was run on (live, with lm-eval 0.4.2, 0.4.3, 0.4.4, 0.4.5, 0.4.8,
+#: 0.4.9, 0.4.9.1, 0.4.9.2, 0.4.10 and 0.4.13): the group YAML's ``aggregate_metric_list`` (0.4.3 and older refuse
+#: the key), ``--samples``
+#: (0.4.8 has no such option; 0.4.9 runs only the drawn items), and a task of the folder named as one of lm-eval's
+#: own running in its place (0.4.9 and older keep their own, silently; 0.4.9.1 runs the folder's).
+LM_EVAL_MIN = "0.4.4"
+LM_EVAL_SAMPLES_MIN = "0.4.9"
+LM_EVAL_OVERRIDE_MIN = "0.4.9.1"
 
 
 def equivalent(name: str, task: Optional[str] = None, benchmark: Optional[str] = None) -> Optional[Equivalent]:

@@ -395,7 +395,7 @@ def version_notes(sources: dict, tasks: list, samples: bool, estimated: bool) ->
     lines = []
     for need in release_needs(sources, tasks, samples, estimated):
         if need["for"] == "group":
-            lines.append(comment(f"Needs lm-eval {need['release']} or later: 0.4.2 refuses the group's "
+            lines.append(comment(f"Needs lm-eval {need['release']} or later: 0.4.3 and older refuse the group's "
                                  "aggregate_metric_list."))
         elif need["for"] == "samples":
             lines.append(comment(f"--samples needs lm-eval {need['release']} or later: 0.4.8 and older stop at "
@@ -403,7 +403,7 @@ def version_notes(sources: dict, tasks: list, samples: bool, estimated: bool) ->
         else:
             own = need["tasks"]
             lines.append(comment(f"{', '.join(map(quoted, own[:6]))}{' ...' if len(own) > 6 else ''}: defined here "
-                                 f"under the name{'s' * (len(own) > 1)} of lm-eval's own; lm-eval 0.4.8 and older run "
+                                 f"under the name{'s' * (len(own) > 1)} of lm-eval's own; lm-eval 0.4.9 and older run "
                                  f"their own task instead, without a word: use lm-eval {need['release']} or later."))
     return lines
 

@@ -9,9 +9,9 @@ benchmark, and the group YAML names :func:`estimate` as its aggregation::
       weight_by_size: false
 
 lm-eval (0.4.13) accepts a callable there but still prints the group's plain mean of the
-subset; lm-eval 0.4.5 to 0.4.10 call it as ``fn(values, sizes, weight_by_size)`` and print the one number it
+subset; lm-eval 0.4.4 to 0.4.10 call it as ``fn(values, sizes, weight_by_size)`` and print the one number it
 returns. Loading this file (lm-eval imports it when it reads the group YAML) therefore wraps
-``lm_eval.api.group.Group.aggregate`` once (on 0.4.5 to 0.4.10, which have no ``Group``,
+``lm_eval.api.group.Group.aggregate`` once (on 0.4.4 to 0.4.10, which have no ``Group``,
 ``evaluator_utils.consolidate_group_results``): for a group whose aggregation is this function,
 the row becomes the estimate ``harness-ext predict`` gives from the subset tasks' scores,
 on the harness's metric (``acc,estimate``, its standard error ``(upper - lower) / (2 z)``,
@@ -146,16 +146,16 @@ def _plain_mean(values: list, sizes: list, weight_by_size) -> float:
 def estimate(group_metrics, task_metrics, tasks=None, metric=None, samples=None):
     """The group's row with the full-benchmark estimate of ``metric`` from the subset tasks' scores.
 
-    lm-eval 0.4.5 to 0.4.10 call a group's aggregation as ``fn(values, sizes, weight_by_size)`` and take one number
+    lm-eval 0.4.4 to 0.4.10 call a group's aggregation as ``fn(values, sizes, weight_by_size)`` and take one number
     back: that call gets lm-eval's plain mean (:func:`_plain_mean`), and the row is replaced once the group's
     metrics are all in (:func:`_install`).
 
     Parameters
     ----------
     group_metrics : dict
-        The row lm-eval computed (its plain mean of the subset); from lm-eval 0.4.5-0.4.10, the subtasks' values.
+        The row lm-eval computed (its plain mean of the subset); from lm-eval 0.4.4-0.4.10, the subtasks' values.
     task_metrics : dict
-        Every task's metrics, ``{task: {"acc,none": ..., ...}}``; from lm-eval 0.4.5-0.4.10, the subtasks' sizes.
+        Every task's metrics, ``{task: {"acc,none": ..., ...}}``; from lm-eval 0.4.4-0.4.10, the subtasks' sizes.
     tasks : list of str
         The group's leaf tasks.
     metric : str
@@ -168,11 +168,11 @@ def estimate(group_metrics, task_metrics, tasks=None, metric=None, samples=None)
     -------
     dict or float
         The row: the estimate and its interval, or lm-eval's plain mean with an alias saying why not; to lm-eval
-        0.4.5-0.4.10's call, its plain mean.
+        0.4.4-0.4.10's call, its plain mean.
     """
     import json
 
-    if isinstance(group_metrics, (list, tuple)):  # lm-eval 0.4.5-0.4.10: (values, sizes, weight_by_size)
+    if isinstance(group_metrics, (list, tuple)):  # lm-eval 0.4.4-0.4.10: (values, sizes, weight_by_size)
         return _plain_mean(group_metrics, task_metrics, tasks)
     row = dict(group_metrics)
     alias = row.get("alias") or row.get("name") or "reduced"
@@ -222,7 +222,7 @@ def _install() -> None:
     """
     try:
         from lm_eval.api.group import Group
-    except ImportError:  # an lm-eval without Group (0.4.5 to 0.4.10): the group results are consolidated in one call
+    except ImportError:  # an lm-eval without Group (0.4.4 to 0.4.10): the group results are consolidated in one call
         _install_consolidate()
         return
     if getattr(Group.aggregate, "harness_ext_wrapped", False):
@@ -261,7 +261,7 @@ def _install() -> None:
 
 def _our_groups(task_dict: dict):
     """``(group, aggregation config, function)`` of every group in lm-eval's ``task_dict`` (nested too) whose aggregation
-    is :func:`estimate` (lm-eval 0.4.5-0.4.10's ``ConfigurableGroup`` keys)."""
+    is :func:`estimate` (lm-eval 0.4.4-0.4.10's ``ConfigurableGroup`` keys)."""
     for key, value in (task_dict or {}).items():
         config = getattr(key, "config", None)
         if isinstance(config, dict):
@@ -274,7 +274,7 @@ def _our_groups(task_dict: dict):
 
 
 def _install_consolidate() -> None:
-    """lm-eval 0.4.5-0.4.10: wrap ``consolidate_group_results`` (its outermost call) so that, once every group's
+    """lm-eval 0.4.4-0.4.10: wrap ``consolidate_group_results`` (its outermost call) so that, once every group's
     plain mean is in, a group whose aggregation is :func:`estimate` gets the estimate's row; and
     ``consolidate_results`` only to keep the run's logged samples for an item-level row."""
     try:

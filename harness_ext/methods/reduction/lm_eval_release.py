@@ -9,7 +9,7 @@ nothing is said. A results file from an older release than the folder needs gets
 release and the consequence (:func:`release_warnings`); a task it ran under lm-eval's own name is left out, unless the
 file's own task configuration shows the folder's data was read.
 
-A folder written before its ``harness_ext_estimate.py`` answered lm-eval 0.4.5-0.4.10's call of a group's
+A folder written before its ``harness_ext_estimate.py`` answered lm-eval 0.4.4-0.4.10's call of a group's
 aggregation stops those releases at the end of the run: :func:`old_estimate_note` tells it by the file's content.
 """
 
@@ -33,14 +33,14 @@ RESULTS_KEY = "lm_eval_version"
 MAX_RESULTS_BYTES = 64 * 2**20
 #: What each need is for, and why (``tasks`` are named beside the third).
 REASONS = {
-    "group": (LM_EVAL_MIN, "the group's aggregate_metric_list, which makes its row the estimate: lm-eval 0.4.2 "
-                           "refuses the key"),
+    "group": (LM_EVAL_MIN, "the group's aggregate_metric_list, which makes its row the estimate: lm-eval 0.4.3 "
+                           "and older refuse the key"),
     "samples": (LM_EVAL_SAMPLES_MIN, "--samples, which runs only the drawn items: lm-eval 0.4.8 and older have no "
                                      "such option"),
-    "own_name": (LM_EVAL_OVERRIDE_MIN, "tasks defined here under the names of lm-eval's own: lm-eval 0.4.8 and older "
+    "own_name": (LM_EVAL_OVERRIDE_MIN, "tasks defined here under the names of lm-eval's own: lm-eval 0.4.9 and older "
                                        "run their own task instead, without a word"),
 }
-#: Text every ``harness_ext_estimate.py`` has had since it answers lm-eval 0.4.5-0.4.10's ``(values, sizes, weight)``
+#: Text every ``harness_ext_estimate.py`` has had since it answers lm-eval 0.4.4-0.4.10's ``(values, sizes, weight)``
 #: call (the wrapper of their group consolidation); a file without it stops those releases at the end of the run.
 ESTIMATE_MARK = "_install_consolidate"
 ESTIMATE_FILE = "harness_ext_estimate.py"
@@ -144,10 +144,15 @@ def check_release_field(manifest: dict, path, what: str = "manifest") -> None:
 
 
 def manifest_needs(manifest: dict) -> list:
-    """The needs recorded in the manifest, or those of the folder it describes for a manifest written before them."""
+    """The needs recorded in the manifest, or those of the folder it describes for a manifest written before them.
+
+    A recorded need is checked against the release known now to meet it (:data:`REASONS`): which release has
+    ``--samples``, or runs the folder's task under lm-eval's own name, is a fact of lm-eval, not of the folder, so a
+    folder written when an older release had not yet been seen to run it is not held to the release it recorded."""
     field = manifest.get(FIELD)
     if isinstance(field, dict):
-        return field.get("needs") or []
+        return [{**n, "release": REASONS[n["for"]][0]} if isinstance(n, dict) and n.get("for") in REASONS else n
+                for n in field.get("needs") or []]
     return (folder_needs(manifest) or {}).get("needs") or []
 
 
@@ -187,7 +192,8 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
     ``refused``: ``{(model, task)}`` of the tasks defined in the folder under lm-eval's own names that such a run
     scored: those releases run lm-eval's own task, on other documents than the population's, so the score is not the
     manifest's task's and is left out (the task is then predicted from the others), unless the file's own
-    configuration of the task reads the folder's data. A file that names no release gets nothing.
+    configuration of the task reads the folder's data. A file that names no release gets nothing, and the need of
+    those tasks says nothing for a file that scored none of them.
     """
     needs = manifest_needs(manifest)
     if not needs:
@@ -201,10 +207,12 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
             unmet = [n for n in needs if older(found, n["release"])]
             if not unmet:
                 continue
-            said = []
+            said, why = [], []
             for n in unmet:
                 if n["for"] == "own_name":
                     ran = [t for t in n.get("tasks") or () if isinstance((doc.get("results") or {}).get(t), dict)]
+                    if not ran:  # the run scored none of them (a copy of the group without them): nothing to say
+                        continue
                     kept = [t for t in ran if _read_folders_data(t, doc, sources)]
                     gone = [t for t in ran if t not in kept]
                     refused |= {(model, t) for t in gone}
@@ -213,9 +221,12 @@ def release_warnings(manifest: dict, files: dict) -> tuple:
                     said.append(f"--samples needs {n['release']} (0.4.8 and older have no such option): only the "
                                 "manifest's items found in the run's logs are read")
                 else:
-                    said.append(f"the group's estimate needs {n['release']} (0.4.2 refuses its aggregate_metric_list): "
+                    said.append(f"the group's estimate needs {n['release']} (0.4.3 and older refuse its aggregate_metric_list): "
                                 "the scores are read as the run wrote them")
-            need = max((n["release"] for n in unmet), key=release_key)
+                why.append(n["release"])
+            if not said:
+                continue
+            need = max(why, key=release_key)
             warnings.append(f"{path}: written by lm-eval {found}, older than the {need} this folder needs: "
                             + "; ".join(said))
     return warnings, refused
@@ -226,7 +237,7 @@ def _own_name_said(need: dict, gone: list, kept: list, items: bool) -> str:
     lm-eval's own) on the tasks whose score is left out (``gone``) and kept (``kept``)."""
     names = need.get("tasks") or []
     said = (f"{listed(map(quoted, names), 5)}, defined here under lm-eval's own name{'s' * (len(names) != 1)}, "
-            f"need{'s' * (len(names) == 1)} {need['release']} (0.4.8 and older run lm-eval's own task instead, "
+            f"need{'s' * (len(names) == 1)} {need['release']} (0.4.9 and older run lm-eval's own task instead, "
             "without a word)")
     if gone:
         said += (f"; {listed(map(quoted, gone), 5)} left out, another task's scores on other documents than the "
@@ -270,7 +281,7 @@ def older_release_logs(manifest: dict, long, sources: dict, warnings: list):
 
 def old_estimate_note(manifest_path) -> Optional[str]:
     """Why the folder of ``manifest_path`` should be written again, when its ``harness_ext_estimate.py`` predates the
-    answer to lm-eval 0.4.5-0.4.10's ``(values, sizes, weight_by_size)`` call; else None."""
+    answer to lm-eval 0.4.4-0.4.10's ``(values, sizes, weight_by_size)`` call; else None."""
     if manifest_path is None:
         return None
     folder = Path(manifest_path)
@@ -282,7 +293,7 @@ def old_estimate_note(manifest_path) -> Optional[str]:
         return None
     if text is None or ESTIMATE_MARK in text:
         return None
-    return (f"{est} was written before it answered lm-eval 0.4.5-0.4.10's call of the group's aggregation: those "
+    return (f"{est} was written before it answered lm-eval 0.4.4-0.4.10's call of the group's aggregation: those "
             "releases stop at the end of the run with 'TypeError: estimate() missing 1 required positional argument', "
             "after every request, and save no results (0.4.11 and later run it); write the folder again with "
             "'harness-ext reduce'")

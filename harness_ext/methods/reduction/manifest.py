@@ -582,7 +582,7 @@ def other_data_warnings(found: dict) -> list:
 
     for origin, what in (("results", f"the folder defines it from the results files, which lm-eval {LM_EVAL_OVERRIDE_MIN} "
                                      "and later run in place of their own (0.4.13 logs that the folder's task "
-                                     "overrides it); lm-eval 0.4.8 and older keep their own task, without a word, "
+                                     "overrides it); lm-eval 0.4.9 and older keep their own task, without a word, "
                                      "and would run other documents than the population's: run this folder with "
                                      f"lm-eval {LM_EVAL_OVERRIDE_MIN} or later, or rename the task"),
                          ("lm_eval", "their definitions cannot be rebuilt from the results (Python functions), so "
