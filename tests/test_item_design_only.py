@@ -176,3 +176,19 @@ def test_mmlu_from_real_lm_eval_results(tmp_path, capsys):
     assert all(e.get("origin") for e in m["lm_eval_tasks"].values())
     bench = m["expected_error"]["extrapolation"]["benchmark"]
     assert bench["mean_abs_error"] < 0.02 and 0.85 <= bench["coverage"] <= 0.95
+
+
+def test_mmlu_subjects_of_lm_eval_0_3_are_sized_by_mmlus_test_set(tmp_path, capsys):
+    """lm-eval 0.3 results (the bundled Pythia runs) record no n-samples; MMLU's subjects still have a known size, the
+    test questions lm-eval 0.4's subject tasks run, and the drawn documents name those tasks."""
+    from harness_ext.benchmarks import MMLU_TEST_SIZES
+
+    runs = Path(hx.bundled_data_path())
+    files = [str(sorted((runs / m).glob("*.json"))[0]) for m in ("pythia-160m", "pythia-410m")]
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *files]) == 0
+    out = tmp_path / "mmlu"
+    assert main(["reduce", "--db", str(db), "--benchmark", "mmlu", "--items", "10", "--out", str(out), "--no-plot"]) == 0
+    assert "sized by MMLU's test set" in capsys.readouterr().err
+    m = load_manifest(out)
+    assert {t: b["n_items"] for t, b in m["tasks"].items()} == {f"mmlu_{s}": n for s, n in MMLU_TEST_SIZES.items()}

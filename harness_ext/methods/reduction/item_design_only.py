@@ -99,7 +99,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     HarnessExtError
         None of them has a size, or they span several benchmarks and none was chosen.
     """
-    from .harness_names import LM_EVAL_HARNESS, lm_eval_task
+    from ...benchmarks import MMLU_TEST_SIZES
+    from .harness_names import LM_EVAL_HARNESS, MMLU_BENCHMARK, lm_eval_task
 
     warnings = [] if warnings is None else warnings
     df = _results(store, metric)
@@ -115,15 +116,22 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
-    out, unsized = {}, []
+    out, unsized, known = {}, [], []
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
         n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
+        if not np.isfinite(n) and bench == MMLU_BENCHMARK and name in MMLU_TEST_SIZES:
+            n = MMLU_TEST_SIZES[name]  # lm-eval 0.3 wrote no n-samples; lm-eval 0.4's subject task is its test set
+            known.append(name)
         if task is None or not np.isfinite(n) or n < 2:
             unsized.append(name)
             continue
         scores = g.groupby("model", sort=True)["value"].mean()
         out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+    if known:
+        warnings.append(f"{plural(len(known), 'MMLU subject')} without n-samples in the results files (lm-eval 0.3 "
+                        "writes none) sized by MMLU's test set (Hendrycks et al. 2021), the documents of lm-eval 0.4's "
+                        "subject task")
     if unsized:
         warnings.append(f"{plural(len(unsized), 'task')} without a number of documents in the results files (lm-eval "
                         f"0.4's n-samples) left out: {', '.join(unsized[:5])}{' ...' if len(unsized) > 5 else ''}")
