@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import quality_round_trip as q  # noqa: E402
-from harness_ext.methods.reduction.benchmark_score import _weights  # noqa: E402
+from harness_ext.methods.reduction.benchmark_score import harness_weights as _weights  # noqa: E402
 
 MMLU_QUESTIONS = 14042
 

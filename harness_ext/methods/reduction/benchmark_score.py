@@ -37,7 +37,7 @@ from ...base import check_level
 from ...benchmarks import MMLU_TEST_SIZES, mmlu_subject
 
 __all__ = ["BenchmarkScore", "DEFAULT_LEVEL", "affine_inverse", "aggregate_frame", "benchmark_score", "floor_warnings",
-           "floor_at_chance", "raw_aggregate_rmse", "score_truth", "z_of"]
+           "floor_at_chance", "harness_weights", "raw_aggregate_rmse", "score_truth", "z_of"]
 
 #: The interval level used unless ``predict --level`` (the API's ``level=``) asks for another.
 DEFAULT_LEVEL = 0.9
@@ -90,7 +90,7 @@ def affine_inverse(norm: dict) -> tuple:
     return lo + span * chance, span * (1.0 - chance)
 
 
-def _weights(names: list, benchmark: str) -> tuple:
+def harness_weights(names: list, benchmark: str) -> tuple:
     """The benchmark's weights over ``names`` (summing to 1) and how they were chosen, in words."""
     subjects = [mmlu_subject(n) or (n if n in MMLU_TEST_SIZES else None) for n in names]
     if benchmark == "mmlu" and all(subjects):
@@ -140,7 +140,7 @@ def benchmark_score(manifest: dict, columns=None) -> tuple:
     benchmarks = {e.get("benchmark") for e in entries}
     name = benchmarks.pop() if len(benchmarks) == 1 and None not in benchmarks else (manifest.get("group_name") or "benchmark")
     names = [c.split("/", 1)[1] if c.startswith(f"{name}/") else c for c in columns]
-    v, how = _weights(names, name)
+    v, how = harness_weights(names, name)
     offset, slope = (np.array(a, dtype=float) for a in zip(*maps))
     return BenchmarkScore(name=name, metric=metrics[0], weights=v, weighting=how, offset=offset, slope=slope), None
 

@@ -141,7 +141,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     return out
 
 
-def _allocation(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
+def allocate_documents(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
     """``task -> items to run``: ``n_items`` each (at most the task's), or ``n_total`` spread by ``allocation`` with
     each task's per-item standard deviation that of 0/1 answers at its models' mean score."""
     from ..engine.item_designs import allocate
@@ -270,7 +270,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     from .item_benchmark import KEY, task_weights
     from .item_design_plan import check_design, design_block, draw_task, task_seed
     from .item_manifest import KIND, encode_ids
-    from .manifest import MANIFEST_VERSION
+    from .manifest_validation import MANIFEST_VERSION
 
     if design != "random" or (estimator or ESTIMATOR) != ESTIMATOR:
         raise HarnessExtError(
@@ -282,7 +282,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     warnings = list(warnings)
     found = sized_tasks(store, benchmarks, datasets, models, exclude_models, metric, warnings)
     weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
-    n_of = _allocation(found, weights, n_items, n_total, allocation)
+    n_of = allocate_documents(found, weights, n_items, n_total, allocation)
     names = sorted({m for b in found.values() for m in b["scores"].index})
     index = {m: i for i, m in enumerate(names)}
     tasks = {}

@@ -448,7 +448,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
-    from .manifest import MANIFEST_VERSION
+    from .manifest_validation import MANIFEST_VERSION
 
     estimator = check_design(design, estimator, n_items, n_total, (allocation, stratum_allocation), n_strata,
                              DEFAULT_ESTIMATOR)

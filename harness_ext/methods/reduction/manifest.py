@@ -31,9 +31,9 @@ from .budget import DEFAULT_BUDGET_REASON, MIN_AVAILABILITY, availability_note
 # The steps of a reduction; their number format, used by the manifest's sections too (and named here, where it was
 # first).
 from .manifest_steps import MAX_SELECTION_MODELS, _num, facts_normalisations, raw_normalisation, run_steps  # noqa: F401
+from .manifest_validation import MANIFEST_VERSION  # noqa: F401 (written into every manifest; also read from here)
 from .rules import DEFAULT_PREDICTOR, DEFAULT_PREDICTOR_REASON, MIN_MODELS, thin_columns  # noqa: F401
 
-MANIFEST_VERSION = "1.0"
 #: reduce's default selector, and why (recorded in every manifest that uses it).
 DEFAULT_SELECTOR = "prediction_greedy"
 DEFAULT_SELECTOR_REASON = (
@@ -247,7 +247,7 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
         "selection": selection_section(r, budget, random_state, near),
         "subset": subset,
         "prediction": prediction_section(r, random_state),
-        "evidence": evidence_section(r),
+        "evidence": evidence_section(r, random_state),
         "aggregate": aggregate_section(r.plan.weights, names[3]),
         # Subset datasets that the lm-eval YAML or the HELM conf cannot run (listed there as comments).
         "warnings": reduction_warnings(df, r, near) + no_equivalent_warnings(subset) + refused_helm_warnings(subset)
@@ -435,10 +435,12 @@ def prediction_section(r, random_state: int) -> dict:
     }
 
 
-def evidence_section(r) -> dict:
+def evidence_section(r, random_state: int = 0) -> dict:
     """``evidence``: the subset against random subsets (out of sample and in-sample), the error against budget,
-    the rules that cut the evidence's work, why the defaults were chosen, and the subset's cost."""
+    the rules that cut the evidence's work, why the defaults were chosen, the subset's cost, and what the same cost
+    buys as random documents of every dataset (:mod:`~.item_design_cost`)."""
     from ..engine.subset_cv import scoring_folds
+    from .item_design_cost import random_documents_evidence
 
     facts, sel, cv = r.facts, r.sel, r.cv
     cost_vec, subset_idx = facts.cost_vec, sel.subset_idx
@@ -462,6 +464,7 @@ def evidence_section(r) -> dict:
         "costs": None if cost_vec is None else {
             "source": facts.cost_source, "subset": _num(float(cost_vec[subset_idx].sum())),
             "total": _num(float(cost_vec.sum())), "share": _num(float(cost_vec[subset_idx].sum() / cost_vec.sum()))},
+        **({"random_documents": rd} if (rd := random_documents_evidence(facts, subset_idx, 0.9, random_state)) else {}),
     }
 
 

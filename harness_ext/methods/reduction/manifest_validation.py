@@ -31,6 +31,8 @@ MAX_MANIFEST_BYTES = 256 * 1024**2
 MAX_DEPTH = 32
 #: Largest training matrix read (the schema's limits; :func:`schema_view` shows the schema one row).
 MAX_MATRIX_ROWS, MAX_MATRIX_COLUMNS = 10_000_000, 1_000_000
+#: The version of the manifests this harness-ext writes (every kind: datasets, items).
+MANIFEST_VERSION = "1.0"
 #: The manifest major version this tool reads.
 READS_MAJOR = "1"
 

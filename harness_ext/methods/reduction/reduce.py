@@ -15,6 +15,7 @@ from typing import Optional, Sequence
 from ...report import Result, plural
 from .budget import DEFAULT_BUDGET_TEXT
 from .explained import explained_share, low_share_text
+from .item_design_cost import random_documents_line
 from .manifest import DEFAULT_SELECTOR, attach_lm_eval_tasks, build_manifest, write_outputs
 
 __all__ = ["DEFAULT_FORMATS", "ReduceResult", "reduce_matrix"]
@@ -181,6 +182,8 @@ class ReduceResult(Result):
         if ev.get("costs"):
             c = ev["costs"]
             lines.append(f"cost of the subset: {c['subset']:g} of {c['total']:g} ({c['share']:.1%}; {c['source']})")
+        if ev.get("random_documents") and (line := random_documents_line(ev["random_documents"])):
+            lines.append(line)
         if ev.get("budget_curve"):
             lines += self._curve_lines(ev["budget_curve"], k)
         return "\n".join(lines)
