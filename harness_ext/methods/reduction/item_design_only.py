@@ -159,13 +159,14 @@ def allocate_documents(tasks: dict, weights: dict, n_items, n_total, allocation:
 
 
 def _outcome_intervals(n: int, N: int, level: float) -> tuple:
-    """``(lower, upper)`` of the sample mean's interval for each count ``k = 0..n`` of correct answers among ``n``
-    drawn of ``N`` (the estimator itself, on the ``n + 1`` possible samples of 0/1 answers)."""
+    """``(lower, upper, standard error)`` of the sample mean for each count ``k = 0..n`` of correct answers among ``n``
+    drawn of ``N``: the estimator itself on the ``n + 1`` possible samples of 0/1 answers, the interval clipped to
+    [0, 1] as ``predict`` clips a proportion's (the standard error is the estimator's, before clipping)."""
     from ..engine.item_estimators import SampleMean
 
     Y = (np.arange(n)[None, :] < np.arange(n + 1)[:, None]).astype(float)  # row k: k ones
     est = SampleMean(level=level).fit(np.empty((0, N)), np.arange(n)).predict(Y)
-    return est.lower, est.upper, est.se
+    return np.maximum(est.lower, 0.0), np.minimum(est.upper, 1.0), est.se
 
 
 def design_expected(tasks: dict, n_run: dict, weights: dict, level: float = 0.9, random_state: int = 0,
@@ -233,7 +234,8 @@ def _benchmark_figures(cells: dict, names: list, w: np.ndarray, level: float, mo
         return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
     est, se, truth = [], [], []
     for t in names:
-        pos = [cells[t][0].index(m) for m in models]
+        where = {m: i for i, m in enumerate(cells[t][0])}
+        pos = [where[m] for m in models]
         est.append(cells[t][2][:, pos])
         se.append(cells[t][3][:, pos])
         truth.append(cells[t][1][pos])
