@@ -176,3 +176,84 @@ def test_mmlu_from_real_lm_eval_results(tmp_path, capsys):
     assert all(e.get("origin") for e in m["lm_eval_tasks"].values())
     bench = m["expected_error"]["extrapolation"]["benchmark"]
     assert bench["mean_abs_error"] < 0.02 and 0.85 <= bench["coverage"] <= 0.95
+
+
+def _renamed(doc: dict, old: str, new: str, metric=None) -> dict:
+    """An lm-eval results file with task ``old`` renamed ``new`` (and its ``acc`` renamed ``metric``)."""
+    for key in ("results", "n-samples", "configs", "versions", "n-shot", "higher_is_better"):
+        block = doc.get(key)
+        if isinstance(block, dict) and old in block:
+            block[new] = block.pop(old)
+    if metric:
+        res = doc["results"][new]
+        res[f"{metric},none"] = res.pop("acc,none")
+        doc["configs"][new]["metric_list"] = [{"metric": metric}]  # lm-eval's default aggregation of the metric
+    return doc
+
+
+def test_metrics_lm_eval_computes_over_the_whole_task_are_left_out_saying_so(tmp_path, capsys):
+    """MCC (GLUE's cola), corpus F1, BLEU, perplexity: lm-eval logs each document's inputs to them, not a score, so a
+    sample's mean estimates nothing and predict could not read the run; a task's own aggregation is read first."""
+    from harness_ext.methods.reduction.item_design_only import aggregation
+
+    assert aggregation("mcc", None) != "mean" and aggregation("f1", {"metric_list": [{"metric": "f1"}]}) != "mean"
+    assert aggregation("f1", {"metric_list": [{"metric": "f1", "aggregation": "mean"}]}) == "mean"  # DROP's F1
+    assert aggregation("exact_match,strict-match", None) == "mean" and aggregation("mae", None) == "mean"
+    db = _results_only(tmp_path, edit=lambda d: _renamed(d, "toy_arith_mc", "toy_arith_mc", metric="mcc"))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    captured = capsys.readouterr()
+    assert "1 task left out whose metric lm-eval computes over the whole task" in captured.err
+    assert "toy_arith_mc (mcc)" in captured.err
+    assert set(load_manifest(out)["tasks"]) == {"toy_arith_gen"}
+    # Asked for that metric alone: refused, naming the tasks and what to choose instead.
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "mcc", "--out", str(tmp_path / "r2"),
+                 "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "computes over the whole task" in err and "toy_arith_mc (mcc)" in err and "--metric" in err
+
+
+def test_expected_intervals_are_clipped_to_the_score_range_as_predict_clips_them():
+    """Two documents of a task: the t interval on 1 degree of freedom spans far beyond [0, 1]; predict clips a
+    proportion's interval to [0, 1], so the expected width is at most 1 (it was 6)."""
+    scores = pd.Series(np.linspace(0.2, 0.8, 10), index=[f"m{i}" for i in range(10)])
+    ex = design_expected({"a": {"n_items": 100, "scores": scores}}, {"a": 2}, {"a": 1.0}, level=0.9)
+    assert 0.9 < ex["interpolation"]["tasks"]["a"]["mean_width"] <= 1.0
+
+
+def test_figures_the_design_has_none_of_are_said_and_printed_blank(tmp_path, capsys):
+    """A task scored outside [0, 1] (an MAE) has no 0/1 figures, nor has the benchmark nor the frontier then: the
+    summary says why, and the table prints blanks, not 'None'."""
+    def mae(doc):
+        doc = _renamed(doc, "toy_arith_mc", "toy_lattice_mae", metric="mae")
+        res = doc["results"]["toy_lattice_mae"]
+        res["mae,none"] = 3.5
+        del res["acc_norm,none"], res["acc_norm_stderr,none"]
+        return doc
+
+    db = _results_only(tmp_path, edit=mae)
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
+    text = capsys.readouterr().out
+    assert "No figures for 1 task whose scores are not in [0, 1] (toy_lattice_mae)" in text
+    assert "No benchmark figures and no 'frontier'" in text
+    assert "None" not in text
+
+
+def test_results_without_sizes_in_several_benchmarks_say_so_before_asking_for_one(tmp_path, capsys):
+    """lm-eval 0.3's files (the bundled Pythia results: lm_eval and mmlu) give no sizes: that is the error, not a
+    request to choose a benchmark that would then fail for the same reason."""
+    db = tmp_path / "py.duckdb"
+    assert main(["ingest", "--db", str(db), "--bundled", "-q"]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "20", "--out", str(tmp_path / "r"), "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "number of documents" in err and "choose with --benchmark" not in err
+
+
+def test_the_helm_conf_says_where_a_design_only_task_came_from(tmp_path, capsys):
+    """A task HELM also runs (hellaswag) drawn from lm-eval's results files: the conf does not call it an item table."""
+    db = _results_only(tmp_path, edit=lambda d: _renamed(d, "toy_arith_mc", "hellaswag"))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    capsys.readouterr()
+    conf = (out / "run_entries_harness_ext_reduced.conf").read_text()
+    assert "from lm-eval's results files" in conf and "item tables" not in conf

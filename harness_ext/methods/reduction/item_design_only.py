@@ -47,6 +47,14 @@ WHY = ("no item-level results for these tasks (per-sample logs, item-response ta
        "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
        "too (Zhang, Dorner and Hardt 2025); with the population's per-item answers (ingest lm-eval's --log_samples "
        "output) reduce can also borrow from them")
+NO_SIZES = ("no item-level results match, and the lm-eval results that do give no task's number of documents "
+            "(n-samples, written by lm-eval 0.4): nothing to draw items from")
+#: lm-eval 0.4's metrics whose default aggregation is over the whole task, not a mean of per-document scores
+#: (``lm_eval.api.registry``'s aggregation of each): their per-sample logs hold each document's inputs to it.
+CORPUS_METRICS = {"mcc": "matthews_corrcoef", "f1": "f1_score", "bleu": "bleu", "chrf": "chrf", "chrf++": "chrfpp",
+                  "ter": "ter", "perplexity": "perplexity", "word_perplexity": "weighted_perplexity",
+                  "byte_perplexity": "weighted_perplexity", "bits_per_byte": "bits_per_byte",
+                  "brier_score": "brier_score"}
 
 
 class NoTaskScores(HarnessExtError):
@@ -68,8 +76,24 @@ def design_only_text(manifest: dict, unit: str, level: str) -> str:
             f"({unit}) for the store's {plural(n, 'model')}' own task scores ({DRAWS:,} draws each, as 0/1 answers, "
             f"the widest case for scores in [0, 1]): 'in' = every model, 'frontier' = the strongest 30%; widths and "
             f"coverage of the {level} intervals. With the population's per-sample logs (lm-eval's --log_samples "
-            f"output) ingested, reduce --items can also borrow from their answers. Manifest "
-            f"{manifest['sizes']['manifest_bytes']:,} bytes.")
+            f"output) ingested, reduce --items can also borrow from their answers.{_missing_figures(manifest)} "
+            f"Manifest {manifest['sizes']['manifest_bytes']:,} bytes.")
+
+
+def _missing_figures(manifest: dict) -> str:
+    """What the summary says of the figures the design has none of: tasks scored outside [0, 1], and the benchmark
+    (and 'frontier') when no model has a score in [0, 1] on every task."""
+    ex, out = manifest.get("expected_error") or {}, ""
+    tasks = (ex.get("interpolation") or {}).get("tasks") or {}
+    beyond = [t for t, f in tasks.items() if not (f or {}).get("n_models")]
+    if beyond:
+        out += (f" No figures for {plural(len(beyond), 'task')} whose scores are not in [0, 1] ({', '.join(beyond[:5])}"
+                f"{' ...' if len(beyond) > 5 else ''}): predict still estimates them by their documents' mean, with "
+                f"the interval of the sample's own variance.")
+    if len(tasks) > 1 and not ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models"):
+        out += (" No benchmark figures and no 'frontier': no model has a score in [0, 1] on every task, so none is "
+                "ranked by the benchmark's score (--datasets or --models choose tasks and models that do).")
+    return out
 
 
 def _results(store, metric) -> pd.DataFrame:
@@ -81,6 +105,17 @@ def _results(store, metric) -> pd.DataFrame:
             WHERE coalesce(d.kind, 'dataset') = 'dataset' AND {cond}
               AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
             ORDER BY d.benchmark, d.name, m.name""", [metric] if metric is not None else []).df()
+
+
+def aggregation(metric: str, config) -> str:
+    """How lm-eval aggregates ``metric`` (``name,filter``) over a task's documents: the task configuration's own
+    ``metric_list`` entry (kept from its results file) where it names one, else lm-eval's default for the metric
+    (:data:`CORPUS_METRICS`, else ``"mean"``). Anything but ``"mean"`` is not a mean of per-document scores."""
+    name = str(metric).split(",")[0]
+    for entry in ((config or {}).get("metric_list") or []) if isinstance(config, dict) else []:
+        if isinstance(entry, dict) and entry.get("metric") == name and isinstance(entry.get("aggregation"), str):
+            return entry["aggregation"] if entry["aggregation"] == "mean" else "not a mean"
+    return CORPUS_METRICS.get(name, "mean")
 
 
 def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
@@ -99,6 +134,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     HarnessExtError
         None of them has a size, or they span several benchmarks and none was chosen.
     """
+    from ...store.lm_eval_tasks import stored_configs
     from .harness_names import LM_EVAL_HARNESS, lm_eval_task
 
     warnings = [] if warnings is None else warnings
@@ -112,24 +148,41 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
     if df.empty:
         raise NoTaskScores("no lm-eval task scores match the query either")
+    if df["n_samples"].isna().all():  # lm-eval 0.3's files: said before asking to choose among their benchmarks
+        raise HarnessExtError(NO_SIZES)
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
-    out, unsized = {}, []
+    out, unsized, corpus = {}, [], []
+    configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
         n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
         if task is None or not np.isfinite(n) or n < 2:
             unsized.append(name)
             continue
+        # A score lm-eval computes over the whole task (MCC, corpus F1, BLEU, perplexity) is no mean of its documents'
+        # scores: a sample's mean does not estimate it, and the run's logs hold no per-document score of it.
+        if aggregation(met, (configs.get(task) or {}).get("config")) != "mean":
+            corpus.append(f"{name} ({met})")
+            continue
         scores = g.groupby("model", sort=True)["value"].mean()
         out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
     if unsized:
         warnings.append(f"{plural(len(unsized), 'task')} without a number of documents in the results files (lm-eval "
                         f"0.4's n-samples) left out: {', '.join(unsized[:5])}{' ...' if len(unsized) > 5 else ''}")
+    if corpus:
+        warnings.append(f"{plural(len(corpus), 'task')} left out whose metric lm-eval computes over the whole task, "
+                        f"not as a mean of its documents' scores (a sample's mean does not estimate it, and lm-eval's "
+                        f"per-sample logs hold no score of each document): {', '.join(corpus[:5])}"
+                        f"{' ...' if len(corpus) > 5 else ''}; --metric chooses another")
+    if not out and corpus:
+        raise HarnessExtError(f"no item-level results match, and every lm-eval task that does is scored by a metric "
+                              f"lm-eval computes over the whole task, not as a mean of its documents' scores "
+                              f"({', '.join(corpus[:5])}{' ...' if len(corpus) > 5 else ''}): nothing a sample's mean "
+                              f"estimates; --metric chooses another (accuracy, exact match)")
     if not out:
-        raise HarnessExtError("no item-level results match, and the lm-eval results that do give no task's number of "
-                              "documents (n-samples, written by lm-eval 0.4): nothing to draw items from")
+        raise HarnessExtError(NO_SIZES)
     return out
 
 
@@ -152,12 +205,14 @@ def _allocation(tasks: dict, weights: dict, n_items, n_total, allocation: str) -
 
 def _outcome_intervals(n: int, N: int, level: float) -> tuple:
     """``(lower, upper)`` of the sample mean's interval for each count ``k = 0..n`` of correct answers among ``n``
-    drawn of ``N`` (the estimator itself, on the ``n + 1`` possible samples of 0/1 answers)."""
+    drawn of ``N`` (the estimator itself, on the ``n + 1`` possible samples of 0/1 answers, its interval clipped to
+    [0, 1] as ``predict`` clips it), and its standard error (unclipped, as ``predict`` combines it)."""
     from ..engine.item_estimators import SampleMean
 
     Y = (np.arange(n)[None, :] < np.arange(n + 1)[:, None]).astype(float)  # row k: k ones
     est = SampleMean(level=level).fit(np.empty((0, N)), np.arange(n)).predict(Y)
-    return est.lower, est.upper, est.se
+    # Clipped to [0, 1] as predict clips 0/1 answers' intervals (a t interval on 2 items spans -2.7 to 3.7).
+    return np.clip(est.lower, 0.0, 1.0), np.clip(est.upper, 0.0, 1.0), est.se
 
 
 def design_expected(tasks: dict, n_run: dict, weights: dict, level: float = 0.9, random_state: int = 0,
@@ -301,7 +356,8 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
                  "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
         "expected_error": expected,
         KEY: {"estimator": ESTIMATOR, "tasks": list(tasks), "matrix": np.eye(len(tasks)).tolist(), "n_errors": 0,
-              "method": "independent random draws of each task's items: the sample mean's errors are independent"},
+              "method": "each task's documents are drawn at random apart from the other tasks', and its sample mean "
+                        "uses nothing else"},
         "warnings": warnings,
         "source": {"n_models": len(names), "fingerprint": hashlib.sha256(json.dumps(
             {t: b["task_scores"] for t, b in tasks.items()}, sort_keys=True).encode()).hexdigest()[:16]},

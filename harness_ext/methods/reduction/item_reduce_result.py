@@ -129,6 +129,8 @@ class ItemReduceResult(Result):
         """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
         task's scores are proportions (the harness's accuracy as a percentage), else on the tasks' own scale."""
         table = self.tables()["tasks"].drop(columns="unit")  # the printed unit is said above the table
+        figures = [c for c in table.columns if c.endswith(("_abs_error", "_width", "_coverage"))]
+        table[figures] = table[figures].astype(float)  # a figure not computed (None) printed blank, as NaN is
         if not self._proportions():
             return table, "scores on the tasks' own scale", self.floatfmt
         cols = [c for c in table.columns if c.endswith(("_abs_error", "_width"))]
