@@ -203,7 +203,7 @@ def test_metrics_lm_eval_computes_over_the_whole_task_are_left_out_saying_so(tmp
     out = tmp_path / "reduced"
     assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
     captured = capsys.readouterr()
-    assert "1 task left out whose metric lm-eval computes over the whole task" in captured.err
+    assert "1 task whose metric lm-eval computes over the whole task" in captured.err
     assert "toy_arith_mc (mcc)" in captured.err
     assert set(load_manifest(out)["tasks"]) == {"toy_arith_gen"}
     # Asked for that metric alone: refused, naming the tasks and what to choose instead.
@@ -221,9 +221,10 @@ def test_expected_intervals_are_clipped_to_the_score_range_as_predict_clips_them
     assert 0.9 < ex["interpolation"]["tasks"]["a"]["mean_width"] <= 1.0
 
 
-def test_figures_the_design_has_none_of_are_said_and_printed_blank(tmp_path, capsys):
-    """A task scored outside [0, 1] (an MAE) has no 0/1 figures, nor has the benchmark nor the frontier then: the
-    summary says why, and the table prints blanks, not 'None'."""
+def test_tasks_scored_outside_the_unit_range_are_left_out_saying_so(tmp_path, capsys):
+    """An MAE of 3.5 (lm-eval's mean aggregation, lower is better): as reduce --items refuses item scores outside
+    [0, 1], the task is left out, said; alone, refused. Predict's benchmark interval (a mean of proportions, clipped
+    to [0, 1]) had collapsed onto its estimate with such a task."""
     def mae(doc):
         doc = _renamed(doc, "toy_arith_mc", "toy_lattice_mae", metric="mae")
         res = doc["results"]["toy_lattice_mae"]
@@ -232,10 +233,35 @@ def test_figures_the_design_has_none_of_are_said_and_printed_blank(tmp_path, cap
         return doc
 
     db = _results_only(tmp_path, edit=mae)
+    out = tmp_path / "r"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    assert "1 task scored outside [0, 1]" in capsys.readouterr().err and "toy_lattice_mae (mae, 3.5" in \
+        " ".join(load_manifest(out)["warnings"])
+    assert set(load_manifest(out)["tasks"]) == {"toy_arith_gen"}
+    assert main(["reduce", "--db", str(db), "--items", "8", "--datasets", "*mae*", "--out", str(tmp_path / "r2"),
+                 "--no-plot"]) != 0
+    assert "toy_lattice_mae (mae, 3.5 to 3.5) scored outside [0, 1]" in capsys.readouterr().err
+
+
+def test_no_benchmark_figures_without_a_model_on_every_task_said_and_printed_blank(tmp_path, capsys):
+    """Each model scored on one task only (the shared lm-eval 0.4 results' 28 models on 33 unrelated tasks): no model
+    is ranked by the benchmark's score, so no benchmark or 'frontier' figures; said, and printed blank, not 'None'."""
+    def one_task(keep):
+        def edit(doc):
+            for key in ("results", "n-samples", "configs"):
+                doc[key] = {t: v for t, v in doc[key].items() if t == keep}
+            return doc
+        return edit
+
+    files = []
+    for m, keep in (("toy__lm-small", "toy_arith_mc"), ("toy__lm-medium", "toy_arith_gen")):
+        db = _results_only(tmp_path / m, models=(m,), edit=one_task(keep))
+        files.append(next((tmp_path / m / "pop").rglob("results_*.json")))
+    db = tmp_path / "both.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *map(str, files)]) == 0
     assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
     text = capsys.readouterr().out
-    assert "No figures for 1 task whose scores are not in [0, 1] (toy_lattice_mae)" in text
-    assert "No benchmark figures and no 'frontier'" in text
+    assert "No benchmark figures and no 'frontier': no model has a score on every task" in text
     assert "None" not in text
 
 

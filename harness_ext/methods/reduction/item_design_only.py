@@ -81,19 +81,14 @@ def design_only_text(manifest: dict, unit: str, level: str) -> str:
 
 
 def _missing_figures(manifest: dict) -> str:
-    """What the summary says of the figures the design has none of: tasks scored outside [0, 1], and the benchmark
-    (and 'frontier') when no model has a score in [0, 1] on every task."""
-    ex, out = manifest.get("expected_error") or {}, ""
-    tasks = (ex.get("interpolation") or {}).get("tasks") or {}
-    beyond = [t for t, f in tasks.items() if not (f or {}).get("n_models")]
-    if beyond:
-        out += (f" No figures for {plural(len(beyond), 'task')} whose scores are not in [0, 1] ({', '.join(beyond[:5])}"
-                f"{' ...' if len(beyond) > 5 else ''}): predict still estimates them by their documents' mean, with "
-                f"the interval of the sample's own variance.")
-    if len(tasks) > 1 and not ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models"):
-        out += (" No benchmark figures and no 'frontier': no model has a score in [0, 1] on every task, so none is "
-                "ranked by the benchmark's score (--datasets or --models choose tasks and models that do).")
-    return out
+    """What the summary says when the design has no benchmark (nor 'frontier') figures: no model has a score on
+    every task, so none is ranked by the benchmark's score."""
+    ex = manifest.get("expected_error") or {}
+    if len((ex.get("interpolation") or {}).get("tasks") or {}) < 2 or \
+            ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models"):
+        return ""
+    return (" No benchmark figures and no 'frontier': no model has a score on every task, so none is ranked by the "
+            "benchmark's score (--datasets or --models choose tasks and models that do).")
 
 
 def _results(store, metric) -> pd.DataFrame:
@@ -153,37 +148,43 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
-    out, unsized, corpus = {}, [], []
+    out, unsized, corpus, beyond = {}, [], [], []
     configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
         n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
+        scores = g.groupby("model", sort=True)["value"].mean()
         if task is None or not np.isfinite(n) or n < 2:
             unsized.append(name)
-            continue
         # A score lm-eval computes over the whole task (MCC, corpus F1, BLEU, perplexity) is no mean of its documents'
         # scores: a sample's mean does not estimate it, and the run's logs hold no per-document score of it.
-        if aggregation(met, (configs.get(task) or {}).get("config")) != "mean":
+        elif aggregation(met, (configs.get(task) or {}).get("config")) != "mean":
             corpus.append(f"{name} ({met})")
-            continue
-        scores = g.groupby("model", sort=True)["value"].mean()
-        out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
-    if unsized:
-        warnings.append(f"{plural(len(unsized), 'task')} without a number of documents in the results files (lm-eval "
-                        f"0.4's n-samples) left out: {', '.join(unsized[:5])}{' ...' if len(unsized) > 5 else ''}")
-    if corpus:
-        warnings.append(f"{plural(len(corpus), 'task')} left out whose metric lm-eval computes over the whole task, "
-                        f"not as a mean of its documents' scores (a sample's mean does not estimate it, and lm-eval's "
-                        f"per-sample logs hold no score of each document): {', '.join(corpus[:5])}"
-                        f"{' ...' if len(corpus) > 5 else ''}; --metric chooses another")
-    if not out and corpus:
-        raise HarnessExtError(f"no item-level results match, and every lm-eval task that does is scored by a metric "
-                              f"lm-eval computes over the whole task, not as a mean of its documents' scores "
-                              f"({', '.join(corpus[:5])}{' ...' if len(corpus) > 5 else ''}): nothing a sample's mean "
-                              f"estimates; --metric chooses another (accuracy, exact match)")
+        # As reduce --items refuses item scores outside [0, 1]: the benchmark's interval is a mean of proportions'.
+        elif not ((scores >= 0) & (scores <= 1)).all():
+            beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
+        else:
+            out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+    left = [(unsized, "without a number of documents in the results files (lm-eval 0.4's n-samples)"),
+            (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
+                     "sample's mean does not estimate it, and lm-eval's per-sample logs hold no score of each "
+                     "document; --metric chooses another)"),
+            (beyond, "scored outside [0, 1] (the item-level estimates need correctness or a proportion per document, "
+                     "and the benchmark's interval is that of a mean of proportions)")]
+    warnings += [f"{plural(len(names), 'task')} {why} left out: {_first(names)}" for names, why in left if names]
+    if not out and (corpus or beyond):
+        raise HarnessExtError("no item-level results match, and no lm-eval task that does has scores a sample's mean "
+                              "estimates: " + "; ".join(f"{_first(names)} {why.split(' (')[0]}"
+                                                        for names, why in left[1:] if names)
+                              + ("; --metric chooses another metric" if corpus else ""))
     if not out:
         raise HarnessExtError(NO_SIZES)
     return out
+
+
+def _first(names: list) -> str:
+    """The first five of ``names``, joined, with ``...`` when there are more."""
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
 
 
 def _allocation(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
