@@ -283,3 +283,38 @@ def test_the_helm_conf_says_where_a_design_only_task_came_from(tmp_path, capsys)
     capsys.readouterr()
     conf = (out / "run_entries_harness_ext_reduced.conf").read_text()
     assert "from lm-eval's results files" in conf and "item tables" not in conf
+
+
+def test_tasks_with_scores_but_no_item_level_results_are_named_beside_an_item_level_reduction(tmp_path, capsys):
+    """Both models logged one task (--log_samples) and only scored the other: the item-level reduction holds the
+    first; the second is named, with how to draw its documents, not dropped unsaid."""
+    files = []
+    for m in ("toy__lm-small", "toy__lm-medium"):
+        files += [str(p) for p in (LOGS / m).glob("results_*.json")]
+        files += [str(p) for p in (LOGS / m).glob("samples_toy_arith_mc_*.jsonl")]
+    db = tmp_path / "mixed.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *files]) == 0
+    red = hx.reduce_items(str(db), items=6)
+    assert not is_design_only(red.manifest) and set(red.manifest["tasks"]) == {"toy_arith_mc"}
+    assert any("no item-level results from 2 or more models not in this reduction: toy_arith_gen" in w
+               for w in red.manifest["warnings"])
+    alone = hx.reduce_items(str(db), items=6, datasets="toy_arith_gen")
+    assert is_design_only(alone.manifest) and set(alone.manifest["tasks"]) == {"toy_arith_gen"}
+
+
+def test_a_query_matching_no_scores_says_what_the_store_has(tmp_path, capsys):
+    """A --datasets glob or --metric that matches none of the store's lm-eval scores: the error says so and what
+    they are, not only that the store has no item-level results."""
+    db = _results_only(tmp_path)
+    assert main(["reduce", "--db", str(db), "--items", "8", "--datasets", "glue*", "--out", str(tmp_path / "r"),
+                 "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "no item-level results" in err and "nor do the store's lm-eval task scores match --datasets glue*" in err
+    assert "lm_eval (2 tasks)" in err
+
+
+def test_too_few_models_for_a_frontier_are_said(tmp_path, capsys):
+    """One model's scores: 'frontier' (its strongest 30%) has none, said."""
+    db = _results_only(tmp_path, models=("toy__lm-small",))
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
+    assert "No 'frontier': the strongest 30% of 1 model is none." in capsys.readouterr().out

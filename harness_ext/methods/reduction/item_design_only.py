@@ -59,7 +59,25 @@ CORPUS_METRICS = {"mcc": "matthews_corrcoef", "f1": "f1_score", "bleu": "bleu", 
 
 class NoTaskScores(HarnessExtError):
     """No lm-eval task scores match the query: there is nothing to draw documents of (``reduce`` then says what the
-    store's item-level results are)."""
+    store's item-level results are, and, when the store has lm-eval scores, what the query missed: this message)."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+
+def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> str:
+    """What the query missed among the store's lm-eval task scores (``""`` when it has none)."""
+    held = _results(store, None)
+    if held.empty:
+        return ""
+    asked = "; ".join(f"{flag} {v}" for flag, v in (
+        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", datasets), ("--metric", metric),
+        ("--models", models), ("--exclude-models", " ".join(exclude_models or ()))) if v)
+    per = held.groupby("benchmark", sort=True)["name"].nunique()
+    listed = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
+    return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {listed}; 'harness-ext "
+            f"info' lists them)")
 
 
 def is_design_only(manifest: dict) -> bool:
@@ -82,13 +100,15 @@ def design_only_text(manifest: dict, unit: str, level: str) -> str:
 
 def _missing_figures(manifest: dict) -> str:
     """What the summary says when the design has no benchmark (nor 'frontier') figures: no model has a score on
-    every task, so none is ranked by the benchmark's score."""
+    every task, so none is ranked by the benchmark's score; or too few models for a strongest 30%."""
     ex = manifest.get("expected_error") or {}
-    if len((ex.get("interpolation") or {}).get("tasks") or {}) < 2 or \
-            ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models"):
-        return ""
-    return (" No benchmark figures and no 'frontier': no model has a score on every task, so none is ranked by the "
-            "benchmark's score (--datasets or --models choose tasks and models that do).")
+    n_in = ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models")
+    if not n_in and len((ex.get("interpolation") or {}).get("tasks") or {}) > 1:
+        return (" No benchmark figures and no 'frontier': no model has a score on every task, so none is ranked by "
+                "the benchmark's score (--datasets or --models choose tasks and models that do).")
+    if n_in and not ((ex.get("extrapolation") or {}).get("benchmark") or {}).get("n_models"):
+        return f" No 'frontier': the strongest 30% of {plural(n_in, 'model')} is none."
+    return ""
 
 
 def _results(store, metric) -> pd.DataFrame:
@@ -142,7 +162,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
                              dtype=bool)]
     df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
     if df.empty:
-        raise NoTaskScores("no lm-eval task scores match the query either")
+        raise NoTaskScores(_no_scores(store, benchmarks, datasets, models, exclude_models, metric))
     if df["n_samples"].isna().all():  # lm-eval 0.3's files: said before asking to choose among their benchmarks
         raise HarnessExtError(NO_SIZES)
     if not benchmarks and df["benchmark"].nunique() > 1:
@@ -185,6 +205,26 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
 def _first(names: list) -> str:
     """The first five of ``names``, joined, with ``...`` when there are more."""
     return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+
+
+def scored_only_warning(store, manifest: dict, query: dict) -> list:
+    """``reduce --items``'s warning (a list of at most one) naming the lm-eval tasks the query selects that have
+    scores and sizes but no item-level results from 2 or more models, so are not in the item-level ``manifest``
+    (none when the manifest has no task from lm-eval logs, the query spans several benchmarks' lm-eval scores or
+    none have sizes)."""
+    if not any(b.get("benchmark") == "lm_eval" for b in manifest["tasks"].values()):
+        return []
+    try:
+        found = sized_tasks(store, query.get("benchmarks"), query.get("datasets"), query.get("models"),
+                            query.get("exclude_models"), query.get("metric"), [])
+    except HarnessExtError:
+        return []
+    missing = sorted(set(found) - set(manifest["tasks"]))
+    if not missing:
+        return []
+    return [f"{plural(len(missing), 'lm-eval task')} with scores and sizes but no item-level results from 2 or more "
+            f"models not in this reduction: {_first(missing)}; reduce --items with --datasets naming only them draws "
+            "their documents at random (estimated by their mean)"]
 
 
 def _allocation(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
