@@ -318,3 +318,12 @@ def test_too_few_models_for_a_frontier_are_said(tmp_path, capsys):
     db = _results_only(tmp_path, models=("toy__lm-small",))
     assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
     assert "No 'frontier': the strongest 30% of 1 model is none." in capsys.readouterr().out
+
+
+def test_the_plot_labels_the_designs_frontier_as_the_strongest_models_not_a_prediction(tmp_path):
+    pytest.importorskip("matplotlib")
+    red = hx.reduce_items(str(_results_only(tmp_path)), items=8)
+    fig = red.plot()
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("its strongest 30%" in t for t in labels) and not any("weakest half" in t for t in labels)
+    assert "the design, for the store's models' scores" in fig.axes[0].get_title()
