@@ -180,7 +180,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
         # scores: a sample's mean does not estimate it, and the run's logs hold no per-document score of it.
         elif aggregation(met, (configs.get(task) or {}).get("config")) != "mean":
             corpus.append(f"{name} ({met})")
-        # As reduce --items refuses item scores outside [0, 1]: the benchmark's interval is a mean of proportions'.
+        # As reduce --items refuses item scores outside [0, 1]: the benchmark's interval is for proportions.
         elif not ((scores >= 0) & (scores <= 1)).all():
             beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
         else:
