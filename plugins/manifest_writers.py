@@ -24,6 +24,7 @@ from harness_ext.methods.reduction.harness_names import with_max_eval_instances
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
+from harness_ext.methods.reduction.item_design_only import is_design_only
 from harness_ext.methods.reduction.item_harness_tasks import where_left_out_tasks_run
 from harness_ext.methods.reduction.lm_eval_group import (group_stem, task_list_lines,  # noqa: F401 - registered here
                                                          write_lm_eval_yaml)
@@ -69,8 +70,10 @@ def _helm_items_plan(manifest: dict, plan: dict) -> list:
                            "the manifest's count of each. predict takes each task's HELM instances as its random "
                            "sample, matched to the population's items by instance number (idN is item N): "
                            f"{helm} of the {len(ran)} tasks came from HELM runs"
-                           + ("" if helm == len(ran) else f"; the other {len(ran) - helm} from item tables, "
-                              "matched only if the table numbers its items as HELM does")))
+                           + ("" if helm == len(ran) else f"; the other {len(ran) - helm} from "
+                              + ("lm-eval's results files (its documents' numbers), matched only if HELM numbers the "
+                                 "task's instances as lm-eval its documents" if is_design_only(manifest) else
+                                 "item tables, matched only if the table numbers its items as HELM does"))))
     left = [t for t, v in plan.items() if v[2]]
     if left:
         out.append(comment(f"Not in this conf: {len(left)} task{'s' * (len(left) != 1)} HELM runs as several entries "

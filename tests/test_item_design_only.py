@@ -192,3 +192,157 @@ def test_mmlu_subjects_of_lm_eval_0_3_are_sized_by_mmlus_test_set(tmp_path, caps
     assert "sized by MMLU's test set" in capsys.readouterr().err
     m = load_manifest(out)
     assert {t: b["n_items"] for t, b in m["tasks"].items()} == {f"mmlu_{s}": n for s, n in MMLU_TEST_SIZES.items()}
+
+
+def _renamed(doc: dict, old: str, new: str, metric=None) -> dict:
+    """An lm-eval results file with task ``old`` renamed ``new`` (and its ``acc`` renamed ``metric``)."""
+    for key in ("results", "n-samples", "configs", "versions", "n-shot", "higher_is_better"):
+        block = doc.get(key)
+        if isinstance(block, dict) and old in block:
+            block[new] = block.pop(old)
+    if metric:
+        res = doc["results"][new]
+        res[f"{metric},none"] = res.pop("acc,none")
+        doc["configs"][new]["metric_list"] = [{"metric": metric}]  # lm-eval's default aggregation of the metric
+    return doc
+
+
+def test_metrics_lm_eval_computes_over_the_whole_task_are_left_out_saying_so(tmp_path, capsys):
+    """MCC (GLUE's cola), corpus F1, BLEU, perplexity: lm-eval logs each document's inputs to them, not a score, so a
+    sample's mean estimates nothing and predict could not read the run; a task's own aggregation is read first."""
+    from harness_ext.methods.reduction.item_design_only import aggregation
+
+    assert aggregation("mcc", None) != "mean" and aggregation("f1", {"metric_list": [{"metric": "f1"}]}) != "mean"
+    assert aggregation("f1", {"metric_list": [{"metric": "f1", "aggregation": "mean"}]}) == "mean"  # DROP's F1
+    assert aggregation("exact_match,strict-match", None) == "mean" and aggregation("mae", None) == "mean"
+    db = _results_only(tmp_path, edit=lambda d: _renamed(d, "toy_arith_mc", "toy_arith_mc", metric="mcc"))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    captured = capsys.readouterr()
+    assert "1 task whose metric lm-eval computes over the whole task" in captured.err
+    assert "toy_arith_mc (mcc)" in captured.err
+    assert set(load_manifest(out)["tasks"]) == {"toy_arith_gen"}
+    # Asked for that metric alone: refused, naming the tasks and what to choose instead.
+    assert main(["reduce", "--db", str(db), "--items", "8", "--metric", "mcc", "--out", str(tmp_path / "r2"),
+                 "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "computes over the whole task" in err and "toy_arith_mc (mcc)" in err and "--metric" in err
+
+
+def test_expected_intervals_are_clipped_to_the_score_range_as_predict_clips_them():
+    """Two documents of a task: the t interval on 1 degree of freedom spans far beyond [0, 1]; predict clips a
+    proportion's interval to [0, 1], so the expected width is at most 1 (it was 6)."""
+    scores = pd.Series(np.linspace(0.2, 0.8, 10), index=[f"m{i}" for i in range(10)])
+    ex = design_expected({"a": {"n_items": 100, "scores": scores}}, {"a": 2}, {"a": 1.0}, level=0.9)
+    assert 0.9 < ex["interpolation"]["tasks"]["a"]["mean_width"] <= 1.0
+
+
+def test_tasks_scored_outside_the_unit_range_are_left_out_saying_so(tmp_path, capsys):
+    """An MAE of 3.5 (lm-eval's mean aggregation, lower is better): as reduce --items refuses item scores outside
+    [0, 1], the task is left out, said; alone, refused. Predict's benchmark interval (a mean of proportions, clipped
+    to [0, 1]) had collapsed onto its estimate with such a task."""
+    def mae(doc):
+        doc = _renamed(doc, "toy_arith_mc", "toy_lattice_mae", metric="mae")
+        res = doc["results"]["toy_lattice_mae"]
+        res["mae,none"] = 3.5
+        del res["acc_norm,none"], res["acc_norm_stderr,none"]
+        return doc
+
+    db = _results_only(tmp_path, edit=mae)
+    out = tmp_path / "r"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    assert "1 task scored outside [0, 1]" in capsys.readouterr().err and "toy_lattice_mae (mae, 3.5" in \
+        " ".join(load_manifest(out)["warnings"])
+    assert set(load_manifest(out)["tasks"]) == {"toy_arith_gen"}
+    assert main(["reduce", "--db", str(db), "--items", "8", "--datasets", "*mae*", "--out", str(tmp_path / "r2"),
+                 "--no-plot"]) != 0
+    assert "toy_lattice_mae (mae, 3.5 to 3.5) scored outside [0, 1]" in capsys.readouterr().err
+
+
+def test_no_benchmark_figures_without_a_model_on_every_task_said_and_printed_blank(tmp_path, capsys):
+    """Each model scored on one task only (the shared lm-eval 0.4 results' 28 models on 33 unrelated tasks): no model
+    is ranked by the benchmark's score, so no benchmark or 'frontier' figures; said, and printed blank, not 'None'."""
+    def one_task(keep):
+        def edit(doc):
+            for key in ("results", "n-samples", "configs"):
+                doc[key] = {t: v for t, v in doc[key].items() if t == keep}
+            return doc
+        return edit
+
+    files = []
+    for m, keep in (("toy__lm-small", "toy_arith_mc"), ("toy__lm-medium", "toy_arith_gen")):
+        db = _results_only(tmp_path / m, models=(m,), edit=one_task(keep))
+        files.append(next((tmp_path / m / "pop").rglob("results_*.json")))
+    db = tmp_path / "both.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *map(str, files)]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
+    text = capsys.readouterr().out
+    assert "No benchmark figures and no 'frontier': no model has a score on every task" in text
+    assert "None" not in text
+
+
+def test_results_without_sizes_in_several_benchmarks(tmp_path, capsys):
+    """lm-eval 0.3's files (the bundled Pythia results: lm_eval and mmlu) give no sizes: only MMLU's subjects are
+    sized (by MMLU's test set), so lm_eval's tasks are refused for their sizes and, without --benchmark, the user is
+    asked to choose."""
+    db = tmp_path / "py.duckdb"
+    assert main(["ingest", "--db", str(db), "--bundled", "-q"]) == 0
+    assert main(["reduce", "--db", str(db), "--items", "20", "--benchmark", "lm_eval", "--out", str(tmp_path / "r"),
+                 "--no-plot"]) != 0
+    assert "number of documents" in capsys.readouterr().err
+    assert main(["reduce", "--db", str(db), "--items", "20", "--out", str(tmp_path / "r"), "--no-plot"]) != 0
+    assert "choose with --benchmark" in capsys.readouterr().err
+
+
+def test_the_helm_conf_says_where_a_design_only_task_came_from(tmp_path, capsys):
+    """A task HELM also runs (hellaswag) drawn from lm-eval's results files: the conf does not call it an item table."""
+    db = _results_only(tmp_path, edit=lambda d: _renamed(d, "toy_arith_mc", "hellaswag"))
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    capsys.readouterr()
+    conf = (out / "run_entries_harness_ext_reduced.conf").read_text()
+    assert "from lm-eval's results files" in conf and "item tables" not in conf
+
+
+def test_tasks_with_scores_but_no_item_level_results_are_named_beside_an_item_level_reduction(tmp_path, capsys):
+    """Both models logged one task (--log_samples) and only scored the other: the item-level reduction holds the
+    first; the second is named, with how to draw its documents, not dropped unsaid."""
+    files = []
+    for m in ("toy__lm-small", "toy__lm-medium"):
+        files += [str(p) for p in (LOGS / m).glob("results_*.json")]
+        files += [str(p) for p in (LOGS / m).glob("samples_toy_arith_mc_*.jsonl")]
+    db = tmp_path / "mixed.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *files]) == 0
+    red = hx.reduce_items(str(db), items=6)
+    assert not is_design_only(red.manifest) and set(red.manifest["tasks"]) == {"toy_arith_mc"}
+    assert any("no item-level results from 2 or more models not in this reduction: toy_arith_gen" in w
+               for w in red.manifest["warnings"])
+    alone = hx.reduce_items(str(db), items=6, datasets="toy_arith_gen")
+    assert is_design_only(alone.manifest) and set(alone.manifest["tasks"]) == {"toy_arith_gen"}
+
+
+def test_a_query_matching_no_scores_says_what_the_store_has(tmp_path, capsys):
+    """A --datasets glob or --metric that matches none of the store's lm-eval scores: the error says so and what
+    they are, not only that the store has no item-level results."""
+    db = _results_only(tmp_path)
+    assert main(["reduce", "--db", str(db), "--items", "8", "--datasets", "glue*", "--out", str(tmp_path / "r"),
+                 "--no-plot"]) != 0
+    err = capsys.readouterr().err
+    assert "no item-level results" in err and "nor do the store's lm-eval task scores match --datasets glue*" in err
+    assert "lm_eval (2 tasks)" in err
+
+
+def test_too_few_models_for_a_frontier_are_said(tmp_path, capsys):
+    """One model's scores: 'frontier' (its strongest 30%) has none, said."""
+    db = _results_only(tmp_path, models=("toy__lm-small",))
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(tmp_path / "r"), "--no-plot"]) == 0
+    assert "No 'frontier': the strongest 30% of 1 model is none." in capsys.readouterr().out
+
+
+def test_the_plot_labels_the_designs_frontier_as_the_strongest_models_not_a_prediction(tmp_path):
+    pytest.importorskip("matplotlib")
+    red = hx.reduce_items(str(_results_only(tmp_path)), items=8)
+    fig = red.plot()
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert any("its strongest 30%" in t for t in labels) and not any("weakest half" in t for t in labels)
+    assert "the design, for the store's models' scores" in fig.axes[0].get_title()

@@ -47,11 +47,37 @@ WHY = ("no item-level results for these tasks (per-sample logs, item-response ta
        "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
        "too (Zhang, Dorner and Hardt 2025); with the population's per-item answers (ingest lm-eval's --log_samples "
        "output) reduce can also borrow from them")
+NO_SIZES = ("no item-level results match, and the lm-eval results that do give no task's number of documents "
+            "(n-samples, written by lm-eval 0.4): nothing to draw items from")
+#: lm-eval 0.4's metrics whose default aggregation is over the whole task, not a mean of per-document scores
+#: (``lm_eval.api.registry``'s aggregation of each): their per-sample logs hold each document's inputs to it.
+CORPUS_METRICS = {"mcc": "matthews_corrcoef", "f1": "f1_score", "bleu": "bleu", "chrf": "chrf", "chrf++": "chrfpp",
+                  "ter": "ter", "perplexity": "perplexity", "word_perplexity": "weighted_perplexity",
+                  "byte_perplexity": "weighted_perplexity", "bits_per_byte": "bits_per_byte",
+                  "brier_score": "brier_score"}
 
 
 class NoTaskScores(HarnessExtError):
     """No lm-eval task scores match the query: there is nothing to draw documents of (``reduce`` then says what the
-    store's item-level results are)."""
+    store's item-level results are, and, when the store has lm-eval scores, what the query missed: this message)."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(message)
+        self.message = message
+
+
+def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> str:
+    """What the query missed among the store's lm-eval task scores (``""`` when it has none)."""
+    held = _results(store, None)
+    if held.empty:
+        return ""
+    asked = "; ".join(f"{flag} {v}" for flag, v in (
+        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", datasets), ("--metric", metric),
+        ("--models", models), ("--exclude-models", " ".join(exclude_models or ()))) if v)
+    per = held.groupby("benchmark", sort=True)["name"].nunique()
+    listed = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
+    return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {listed}; 'harness-ext "
+            f"info' lists them)")
 
 
 def is_design_only(manifest: dict) -> bool:
@@ -68,8 +94,21 @@ def design_only_text(manifest: dict, unit: str, level: str) -> str:
             f"({unit}) for the store's {plural(n, 'model')}' own task scores ({DRAWS:,} draws each, as 0/1 answers, "
             f"the widest case for scores in [0, 1]): 'in' = every model, 'frontier' = the strongest 30%; widths and "
             f"coverage of the {level} intervals. With the population's per-sample logs (lm-eval's --log_samples "
-            f"output) ingested, reduce --items can also borrow from their answers. Manifest "
-            f"{manifest['sizes']['manifest_bytes']:,} bytes.")
+            f"output) ingested, reduce --items can also borrow from their answers.{_missing_figures(manifest)} "
+            f"Manifest {manifest['sizes']['manifest_bytes']:,} bytes.")
+
+
+def _missing_figures(manifest: dict) -> str:
+    """What the summary says when the design has no benchmark (nor 'frontier') figures: no model has a score on
+    every task, so none is ranked by the benchmark's score; or too few models for a strongest 30%."""
+    ex = manifest.get("expected_error") or {}
+    n_in = ((ex.get("interpolation") or {}).get("benchmark") or {}).get("n_models")
+    if not n_in and len((ex.get("interpolation") or {}).get("tasks") or {}) > 1:
+        return (" No benchmark figures and no 'frontier': no model has a score on every task, so none is ranked by "
+                "the benchmark's score (--datasets or --models choose tasks and models that do).")
+    if n_in and not ((ex.get("extrapolation") or {}).get("benchmark") or {}).get("n_models"):
+        return f" No 'frontier': the strongest 30% of {plural(n_in, 'model')} is none."
+    return ""
 
 
 def _results(store, metric) -> pd.DataFrame:
@@ -81,6 +120,17 @@ def _results(store, metric) -> pd.DataFrame:
             WHERE coalesce(d.kind, 'dataset') = 'dataset' AND {cond}
               AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
             ORDER BY d.benchmark, d.name, m.name""", [metric] if metric is not None else []).df()
+
+
+def aggregation(metric: str, config) -> str:
+    """How lm-eval aggregates ``metric`` (``name,filter``) over a task's documents: the task configuration's own
+    ``metric_list`` entry (kept from its results file) where it names one, else lm-eval's default for the metric
+    (:data:`CORPUS_METRICS`, else ``"mean"``). Anything but ``"mean"`` is not a mean of per-document scores."""
+    name = str(metric).split(",")[0]
+    for entry in ((config or {}).get("metric_list") or []) if isinstance(config, dict) else []:
+        if isinstance(entry, dict) and entry.get("metric") == name and isinstance(entry.get("aggregation"), str):
+            return entry["aggregation"] if entry["aggregation"] == "mean" else "not a mean"
+    return CORPUS_METRICS.get(name, "mean")
 
 
 def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
@@ -100,6 +150,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
         None of them has a size, or they span several benchmarks and none was chosen.
     """
     from ...benchmarks import MMLU_TEST_SIZES
+    from ...store.lm_eval_tasks import stored_configs
     from .harness_names import LM_EVAL_HARNESS, MMLU_BENCHMARK, lm_eval_task
 
     warnings = [] if warnings is None else warnings
@@ -112,33 +163,77 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
                              dtype=bool)]
     df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
     if df.empty:
-        raise NoTaskScores("no lm-eval task scores match the query either")
+        raise NoTaskScores(_no_scores(store, benchmarks, datasets, models, exclude_models, metric))
+    sizable = (df["benchmark"] == MMLU_BENCHMARK) & df["name"].isin(list(MMLU_TEST_SIZES))  # MMLU's test set
+    if df["n_samples"].isna().all() and not sizable.any():  # lm-eval 0.3's files: said before asking to choose
+        raise HarnessExtError(NO_SIZES)
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
-    out, unsized, known = {}, [], []
+    out, unsized, corpus, beyond, known = {}, [], [], [], []
+    configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
         n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
         if not np.isfinite(n) and bench == MMLU_BENCHMARK and name in MMLU_TEST_SIZES:
             n = MMLU_TEST_SIZES[name]  # lm-eval 0.3 wrote no n-samples; lm-eval 0.4's subject task is its test set
             known.append(name)
+        scores = g.groupby("model", sort=True)["value"].mean()
         if task is None or not np.isfinite(n) or n < 2:
             unsized.append(name)
-            continue
-        scores = g.groupby("model", sort=True)["value"].mean()
-        out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+        # A score lm-eval computes over the whole task (MCC, corpus F1, BLEU, perplexity) is no mean of its documents'
+        # scores: a sample's mean does not estimate it, and the run's logs hold no per-document score of it.
+        elif aggregation(met, (configs.get(task) or {}).get("config")) != "mean":
+            corpus.append(f"{name} ({met})")
+        # As reduce --items refuses item scores outside [0, 1]: the benchmark's interval is for proportions.
+        elif not ((scores >= 0) & (scores <= 1)).all():
+            beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
+        else:
+            out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+    left = [(unsized, "without a number of documents in the results files (lm-eval 0.4's n-samples)"),
+            (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
+                     "sample's mean does not estimate it, and lm-eval's per-sample logs hold no score of each "
+                     "document; --metric chooses another)"),
+            (beyond, "scored outside [0, 1] (the item-level estimates need correctness or a proportion per document, "
+                     "and the benchmark's interval is that of a mean of proportions)")]
     if known:
         warnings.append(f"{plural(len(known), 'MMLU subject')} without n-samples in the results files (lm-eval 0.3 "
                         "writes none) sized by MMLU's test set (Hendrycks et al. 2021), the documents of lm-eval 0.4's "
                         "subject task")
-    if unsized:
-        warnings.append(f"{plural(len(unsized), 'task')} without a number of documents in the results files (lm-eval "
-                        f"0.4's n-samples) left out: {', '.join(unsized[:5])}{' ...' if len(unsized) > 5 else ''}")
+    warnings += [f"{plural(len(names), 'task')} {why} left out: {_first(names)}" for names, why in left if names]
+    if not out and (corpus or beyond):
+        raise HarnessExtError("no item-level results match, and no lm-eval task that does has scores a sample's mean "
+                              "estimates: " + "; ".join(f"{_first(names)} {why.split(' (')[0]}"
+                                                        for names, why in left[1:] if names)
+                              + ("; --metric chooses another metric" if corpus else ""))
     if not out:
-        raise HarnessExtError("no item-level results match, and the lm-eval results that do give no task's number of "
-                              "documents (n-samples, written by lm-eval 0.4): nothing to draw items from")
+        raise HarnessExtError(NO_SIZES)
     return out
+
+
+def _first(names: list) -> str:
+    """The first five of ``names``, joined, with ``...`` when there are more."""
+    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+
+
+def scored_only_warning(store, manifest: dict, query: dict) -> list:
+    """``reduce --items``'s warning (a list of at most one) naming the lm-eval tasks the query selects that have
+    scores and sizes but no item-level results from 2 or more models, so are not in the item-level ``manifest``
+    (none when the manifest has no task from lm-eval logs, the query spans several benchmarks' lm-eval scores or
+    none have sizes)."""
+    if not any(b.get("benchmark") == "lm_eval" for b in manifest["tasks"].values()):
+        return []
+    try:
+        found = sized_tasks(store, query.get("benchmarks"), query.get("datasets"), query.get("models"),
+                            query.get("exclude_models"), query.get("metric"), [])
+    except HarnessExtError:
+        return []
+    missing = sorted(set(found) - set(manifest["tasks"]))
+    if not missing:
+        return []
+    return [f"{plural(len(missing), 'lm-eval task')} with scores and sizes but no item-level results from 2 or more "
+            f"models not in this reduction: {_first(missing)}; reduce --items with --datasets naming only them draws "
+            "their documents at random (estimated by their mean)"]
 
 
 def allocate_documents(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
@@ -311,7 +406,8 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
                  "items_full": int(sum(b["n_items"] for b in tasks.values())), "tasks": len(tasks)},
         "expected_error": expected,
         KEY: {"estimator": ESTIMATOR, "tasks": list(tasks), "matrix": np.eye(len(tasks)).tolist(), "n_errors": 0,
-              "method": "independent random draws of each task's items: the sample mean's errors are independent"},
+              "method": "each task's documents are drawn at random apart from the other tasks', and its sample mean "
+                        "uses nothing else"},
         "warnings": warnings,
         "source": {"n_models": len(names), "fingerprint": hashlib.sha256(json.dumps(
             {t: b["task_scores"] for t, b in tasks.items()}, sort_keys=True).encode()).hexdigest()[:16]},

@@ -59,6 +59,10 @@ ESTIMATOR_WHY = (
     "design-based AIPW 1.18x inside and 1.0x at the frontier")
 
 
+#: Why a store's item-level results give nothing to fit: each task's come from one model.
+FEW_MODELS = "no task has item-level results from 2 or more models; nothing to reduce"
+
+
 class NoItemResults(StoreError):
     """The store holds no item-level results for the query (``reduce --items`` then draws from task sizes)."""
 
@@ -462,8 +466,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     names, tasks, pops, samples, infos, (weights, weighting) = draw_items(
         store, chosen, n_items, models, random_state, warnings, n_total=n_total, design=design, allocation=allocation,
         n_strata=n_strata, stratum_allocation=stratum_allocation, exclude_models=exclude_models)
-    if not tasks:
-        raise HarnessExtError("no task has item-level results from 2 or more models; nothing to reduce")
+    if not tasks:  # reduce_items then draws from the lm-eval tasks' sizes, which need no population answers
+        raise NoItemResults(FEW_MODELS)
     expected, correlation = expected_errors_and_correlation(pops, samples, weights, estimator, level, random_state,
                                                             design=design, infos=infos)
     benchmark = sorted({b["benchmark"] for b in tasks.values()})
@@ -506,7 +510,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
 
     from ...store.db import Store
     from ...store.lm_eval_tasks import foreign_task_warnings, foreign_tasks
-    from .item_design_only import NoTaskScores, build_design_only_manifest
+    from .item_design_only import NoTaskScores, build_design_only_manifest, scored_only_warning
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .lm_eval_group import task_list_warnings
     from .lm_eval_release import FIELD, attach_release
@@ -517,11 +521,16 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     with Store.open(db, read_only=True) as store:
         try:
             manifest = build_item_manifest(store, n_items, **kwargs)
+            manifest["warnings"] += scored_only_warning(store, manifest, kwargs)
         except NoItemResults as exc:  # tasks known by their scores alone: random documents of each, their mean
             try:
-                manifest = build_design_only_manifest(store, n_items, **kwargs)
-            except NoTaskScores:
-                raise exc from None  # nothing either way: what the store's item-level results are
+                kw = dict(kwargs, warnings=[*kwargs.get("warnings", ()), *(
+                    ["item-level results (per-sample logs) of fewer than 2 models on every task: not used (the "
+                     "sample mean needs none)"]
+                    if str(exc) == FEW_MODELS else [])])
+                manifest = build_design_only_manifest(store, n_items, **kw)
+            except NoTaskScores as none:  # nothing either way: what the store's item-level results are (and scores)
+                raise (HarnessExtError(f"{exc}; {none.message}") if none.message else exc) from None
         declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
     # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table

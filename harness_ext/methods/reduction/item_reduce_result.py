@@ -129,6 +129,8 @@ class ItemReduceResult(Result):
         """``(table, unit, float format)`` as the summary prints it: errors and widths in points (0-100) when every
         task's scores are proportions (the harness's accuracy as a percentage), else on the tasks' own scale."""
         table = self.tables()["tasks"].drop(columns="unit")  # the printed unit is said above the table
+        figures = [c for c in table.columns if c.endswith(("_abs_error", "_width", "_coverage"))]
+        table[figures] = table[figures].astype(float)  # a figure not computed (None) printed blank, as NaN is
         if not self._proportions():
             return table, "scores on the tasks' own scale", self.floatfmt
         cols = [c for c in table.columns if c.endswith(("_abs_error", "_width"))]
@@ -147,8 +149,10 @@ class ItemReduceResult(Result):
         plt = get_pyplot()
         fig, ax = plt.subplots(figsize=(max(6.4, 1.1 * len(table) + 2), 4.0))
         x = np.arange(len(table))
-        for off, (short, label) in zip((-0.2, 0.2), (("in", "models like the population"),
-                                                     ("frontier", "its frontier (strongest 30% from the weakest half)"))):
+        # A design drawn from task sizes fits nothing: its 'frontier' is the strongest 30%'s own scores, not predicted.
+        top = ("its strongest 30%" if is_design_only(self.manifest)
+               else "its frontier (strongest 30% from the weakest half)")
+        for off, (short, label) in zip((-0.2, 0.2), (("in", "models like the population"), ("frontier", top))):
             err = table[f"{short}_abs_error"].astype(float).to_numpy()
             bars = ax.bar(x + off, err, width=0.38, label=f"mean |error|: {label}")
             ax.plot(x + off, table[f"{short}_width"].astype(float).to_numpy() / 2, linestyle="none", marker="_",
