@@ -25,11 +25,16 @@ LM_EVAL_BENCHMARKS = frozenset({"lm_eval", "mmlu"})
 
 def document_sizes(facts) -> tuple:
     """``(documents per dataset, where they came from)`` or ``(None, None)``: the results files' ``n-samples``, or
-    MMLU's test set for its 57 subjects when the files give none (lm-eval 0.3)."""
+    MMLU's test set for its 57 subjects when the files give none (lm-eval 0.3); None too when a dataset's metric is
+    not a mean of its documents' scores (:func:`~.item_design_only.aggregation`)."""
     from ...benchmarks import MMLU_TEST_SIZES
+
+    from .item_design_only import aggregation
 
     metas = [facts.meta.get(c) or {} for c in facts.columns]
     if not metas or any(m.get("benchmark") not in LM_EVAL_BENCHMARKS for m in metas):
+        return None, None
+    if any(aggregation(str(m.get("metric") or ""), None) != "mean" for m in metas):  # MCC, corpus F1, perplexity
         return None, None
     ns = [m.get("n_samples") for m in metas]
     if all(isinstance(v, (int, float)) and np.isfinite(v) and v >= 2 for v in ns):
