@@ -346,3 +346,24 @@ def test_the_plot_labels_the_designs_frontier_as_the_strongest_models_not_a_pred
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert any("its strongest 30%" in t for t in labels) and not any("weakest half" in t for t in labels)
     assert "the design, for the store's models' scores" in fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("edit,said", [
+    (lambda b: b.update(task_scores={"models": [0], "values": ["0.5"]}), "task_scores must pair"),
+    (lambda b: b.update(task_scores={"models": [99], "values": [0.5]}), "task_scores must pair"),
+    (lambda b: b.update(task_scores=[0.5]), "task_scores must be an object"),
+    (lambda b: b.update(population={"models": [], "scores": None}), "the manifest's design has no population"),
+])
+def test_a_hostile_design_only_manifest_gets_one_clear_error(tmp_path, capsys, edit, said):
+    """A manifest from elsewhere, edited: its task scores are checked before predict reads them, naming the task."""
+    from harness_ext.methods.reduction.item_manifest import validate_item_manifest
+
+    db = _results_only(tmp_path)
+    out = tmp_path / "reduced"
+    assert main(["reduce", "--db", str(db), "--items", "8", "--out", str(out), "--no-plot"]) == 0
+    capsys.readouterr()
+    m = load_manifest(out)
+    edit(m["tasks"]["toy_arith_mc"])
+    with pytest.raises(HarnessExtError, match=f"manifest.json is not a valid harness-ext item manifest: task "
+                                              f"'toy_arith_mc': {said}"):
+        validate_item_manifest(m, "manifest.json")

@@ -137,7 +137,8 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         if len(np.unique(ids)) != len(ids) or not np.isin(sample, ids).all() or len(sample) == 0:
             bad(f"task {task!r}: item ids must be distinct and the sample a non-empty part of them")
         if design.get("population") == "none":  # drawn from the task's size alone: its models' task scores
-            why = _check_task_scores(b.get("task_scores"), len(models))
+            why = ("the manifest's design has no population answers, yet the task holds some" if "population" in b
+                   else _check_task_scores(b.get("task_scores"), len(models)))
             if why:
                 bad(f"task {task!r}: {why}")
         else:
