@@ -24,7 +24,7 @@ from harness_ext.methods.reduction.harness_names import with_max_eval_instances
 from harness_ext.methods.reduction.helm_run_args import helm_shots_note
 from harness_ext.methods.reduction.helm_run_args import checked_helm_entries
 from harness_ext.methods.reduction.inspect_samples import inspect_only
-from harness_ext.methods.reduction.item_design_only import is_design_only
+from harness_ext.methods.reduction.item_design_plan import is_design_only
 from harness_ext.methods.reduction.item_harness_tasks import where_left_out_tasks_run
 from harness_ext.methods.reduction.lm_eval_group import (group_stem, task_list_lines,  # noqa: F401 - registered here
                                                          write_lm_eval_yaml)

@@ -20,7 +20,8 @@ import pytest
 import harness_ext as hx
 from harness_ext.cli import main
 from harness_ext.errors import HarnessExtError
-from harness_ext.methods.reduction.item_design_only import design_expected, is_design_only
+from harness_ext.methods.reduction.item_design_only import design_expected
+from harness_ext.methods.reduction.item_design_plan import is_design_only
 from harness_ext.methods.reduction.item_manifest import decode_ids
 from harness_ext.methods.reduction.item_predict import predict_items
 from harness_ext.methods.reduction.manifest import load_manifest

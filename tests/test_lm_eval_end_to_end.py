@@ -252,7 +252,7 @@ def test_random_documents_drawn_from_results_files_alone_run_through_lm_eval(loo
     the drawn documents under --samples (it logs the original index), so the subset run is another draw of the model's
     answers than its full run: the score it estimates is the model's expected one, the mean of its probabilities of a
     right answer over every document, which the full run's score scatters around too."""
-    from harness_ext.methods.reduction.item_design_only import is_design_only
+    from harness_ext.methods.reduction.item_design_plan import is_design_only
     from harness_ext.methods.reduction.item_predict import predict_items
     from harness_ext.methods.reduction.manifest import load_manifest
 

@@ -31,11 +31,10 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError
-from ...report import plural
+from ...report import listed, plural
 from ...store.globs import matches, select_names
+from .item_design_plan import NO_POPULATION
 
-#: ``design["population"]`` of a manifest whose tasks have no population answers.
-NO_POPULATION = "none"
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
 ESTIMATOR = "sample_mean"
 #: The harness whose task documents the drawn indices name (lm-eval's ``--samples``).
@@ -61,10 +60,6 @@ class NoTaskScores(HarnessExtError):
     """No lm-eval task scores match the query: there is nothing to draw documents of (``reduce`` then says what the
     store's item-level results are, and, when the store has lm-eval scores, what the query missed: this message)."""
 
-    def __init__(self, message: str = ""):
-        super().__init__(message)
-        self.message = message
-
 
 def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> str:
     """What the query missed among the store's lm-eval task scores (``""`` when it has none)."""
@@ -78,11 +73,6 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
     listed = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
     return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {listed}; 'harness-ext "
             f"info' lists them)")
-
-
-def is_design_only(manifest: dict) -> bool:
-    """Whether an item manifest's tasks have no population answers (drawn from task sizes alone)."""
-    return (manifest.get("design") or {}).get("population") == NO_POPULATION
 
 
 def design_only_text(manifest: dict, unit: str, level: str) -> str:
@@ -200,20 +190,15 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
         warnings.append(f"{plural(len(known), 'MMLU subject')} without n-samples in the results files (lm-eval 0.3 "
                         "writes none) sized by MMLU's test set (Hendrycks et al. 2021), the documents of lm-eval 0.4's "
                         "subject task")
-    warnings += [f"{plural(len(names), 'task')} {why} left out: {_first(names)}" for names, why in left if names]
+    warnings += [f"{plural(len(names), 'task')} {why} left out: {listed(names, 5)}" for names, why in left if names]
     if not out and (corpus or beyond):
         raise HarnessExtError("no item-level results match, and no lm-eval task that does has scores a sample's mean "
-                              "estimates: " + "; ".join(f"{_first(names)} {why.split(' (')[0]}"
+                              "estimates: " + "; ".join(f"{listed(names, 5)} {why.split(' (')[0]}"
                                                         for names, why in left[1:] if names)
                               + ("; --metric chooses another metric" if corpus else ""))
     if not out:
         raise HarnessExtError(NO_SIZES)
     return out
-
-
-def _first(names: list) -> str:
-    """The first five of ``names``, joined, with ``...`` when there are more."""
-    return ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
 
 
 def scored_only_warning(store, manifest: dict, query: dict) -> list:
@@ -232,25 +217,20 @@ def scored_only_warning(store, manifest: dict, query: dict) -> list:
     if not missing:
         return []
     return [f"{plural(len(missing), 'lm-eval task')} with scores and sizes but no item-level results from 2 or more "
-            f"models not in this reduction: {_first(missing)}; reduce --items with --datasets naming only them draws "
+            f"models not in this reduction: {listed(missing, 5)}; reduce --items with --datasets naming only them draws "
             "their documents at random (estimated by their mean)"]
 
 
 def allocate_documents(tasks: dict, weights: dict, n_items, n_total, allocation: str) -> dict:
-    """``task -> items to run``: ``n_items`` each (at most the task's), or ``n_total`` spread by ``allocation`` with
-    each task's per-item standard deviation that of 0/1 answers at its models' mean score."""
-    from ..engine.item_designs import allocate
+    """``task -> items to run`` (:func:`~.item_design_plan.spread_items`) of tasks known by their sizes and models'
+    scores: a task's per-item standard deviation is that of 0/1 answers at its models' mean score."""
+    from .item_design_plan import spread_items
 
-    names = list(tasks)
-    sizes = np.array([tasks[t]["n_items"] for t in names])
-    if n_items is not None:
-        return {t: int(min(int(n_items), s)) for t, s in zip(names, sizes)}
-    if int(n_total) < 2 * len(names):
-        raise HarnessExtError(f"--items-total {n_total}: {len(names)} tasks need at least {2 * len(names)} items "
-                              "(2 per task, for an interval)")
-    p = np.array([float(np.clip(tasks[t]["scores"].mean(), 0.0, 1.0)) for t in names])
-    n = allocate(sizes, int(n_total), sds=np.sqrt(p * (1.0 - p)), rule=allocation, weights=[weights[t] for t in names])
-    return dict(zip(names, (int(v) for v in n)))
+    def sd_of(t):
+        p = float(np.clip(tasks[t]["scores"].mean(), 0.0, 1.0))
+        return float(np.sqrt(p * (1.0 - p)))
+
+    return spread_items({t: b["n_items"] for t, b in tasks.items()}, sd_of, weights, n_items, n_total, allocation)
 
 
 def _outcome_intervals(n: int, N: int, level: float) -> tuple:

@@ -67,12 +67,19 @@ def task_sd(M: np.ndarray) -> float:
 
 
 def items_per_task(pops: dict, weights: dict, n_items=None, n_total=None, allocation: str = "neyman") -> dict:
+    """``task -> items to run`` (:func:`spread_items`) of tasks known by their population's answers, ``pops``: task
+    -> (models x items answers, models); a task's per-item standard deviation is :func:`task_sd`'s."""
+    return spread_items({t: pops[t][0].shape[1] for t in pops}, lambda t: task_sd(pops[t][0]), weights, n_items,
+                        n_total, allocation)
+
+
+def spread_items(sizes: dict, sd_of, weights: dict, n_items=None, n_total=None, allocation: str = "neyman") -> dict:
     """``task -> items to run``: ``n_items`` each (at most the task's), or ``n_total`` spread over the tasks.
 
-    ``pops``: task -> (models x items answers, models). With ``n_total``, Neyman's rule gives task ``t``
-    ``n_t`` proportional to ``w_t S_t`` (the variance of the weighted mean of task estimates, the sum of
-    ``w_t^2 S_t^2 / n_t``, is then smallest), ``proportional`` gives ``n_t`` proportional to ``N_t``;
-    each task at least 2 items.
+    ``sizes``: task -> its number of items; ``sd_of(task)``: its typical per-item standard deviation (asked only for a
+    total). With ``n_total``, Neyman's rule gives task ``t`` ``n_t`` proportional to ``w_t S_t`` (the variance of
+    the weighted mean of task estimates, the sum of ``w_t^2 S_t^2 / n_t``, is then smallest), ``proportional`` gives
+    ``n_t`` proportional to ``N_t``; each task at least 2 items.
 
     Raises
     ------
@@ -83,15 +90,14 @@ def items_per_task(pops: dict, weights: dict, n_items=None, n_total=None, alloca
 
     if (n_items is None) == (n_total is None):
         raise HarnessExtError(EITHER_COUNT)
-    tasks = list(pops)
-    sizes = np.array([pops[t][0].shape[1] for t in tasks])
+    tasks = list(sizes)
     if n_items is not None:
-        return {t: int(min(int(n_items), s)) for t, s in zip(tasks, sizes)}
+        return {t: int(min(int(n_items), sizes[t])) for t in tasks}
     if int(n_total) < 2 * len(tasks):
         raise HarnessExtError(f"--items-total {n_total}: {len(tasks)} tasks need at least {2 * len(tasks)} items "
                               "(2 per task, for an interval)")
-    sds = [task_sd(pops[t][0]) for t in tasks]
-    n = allocate(sizes, int(n_total), sds=sds, rule=allocation, weights=[weights[t] for t in tasks])
+    n = allocate(np.array([sizes[t] for t in tasks]), int(n_total), sds=[sd_of(t) for t in tasks], rule=allocation,
+                 weights=[weights[t] for t in tasks])
     return dict(zip(tasks, (int(v) for v in n)))
 
 
@@ -282,6 +288,16 @@ def design_block(design: str, n_items, n_total, random_state: int, estimator: st
     return out
 
 
+#: ``design["population"]`` of an item manifest whose tasks have no population answers, only their models' task scores
+#: (:mod:`~.item_design_only`).
+NO_POPULATION = "none"
+
+
+def is_design_only(manifest: dict) -> bool:
+    """Whether an item manifest's tasks have no population answers (drawn from task sizes alone)."""
+    return (manifest.get("design") or {}).get("population") == NO_POPULATION
+
+
 def design_estimator_for(manifest: dict, name: str):
     """The registration of the item estimator ``name`` for ``manifest``'s design; one that does not fit it
     (a stratified sample needs its strata, anchors their weights) raises :class:`HarnessExtError`."""
@@ -306,7 +322,7 @@ def design_estimator_for(manifest: dict, name: str):
     if design == "search" and not getattr(reg.cls, "uses_search", False):
         raise HarnessExtError(f"the manifest's items were chosen for a regression on them, not drawn at random: use "
                               f"search_learn, not {name!r}")
-    if (manifest.get("design") or {}).get("population") == "none" and getattr(reg.cls, "min_source_models", 1) > 0:
+    if is_design_only(manifest) and getattr(reg.cls, "min_source_models", 1) > 0:
         raise HarnessExtError(f"item estimator {name!r} is fitted on the population's answers, and this manifest has "
                               "none (its tasks were drawn from their sizes, with only the models' task scores): use "
                               "sample_mean, or reduce again from a store with the population's per-sample logs")

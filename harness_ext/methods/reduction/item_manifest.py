@@ -102,6 +102,7 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
     Checks what predict reads: the tasks' item lists and samples, the population's answers (shape
     against the item and model lists), the weights and the default estimator.
     """
+    from .item_design_plan import is_design_only
     from .manifest_validation import check_version
 
     def bad(msg):
@@ -136,7 +137,7 @@ def validate_item_manifest(manifest: dict, path="manifest") -> None:
         sample = decode_ids(b.get("sample"), f"{where}: sample")
         if len(np.unique(ids)) != len(ids) or not np.isin(sample, ids).all() or len(sample) == 0:
             bad(f"task {task!r}: item ids must be distinct and the sample a non-empty part of them")
-        if design.get("population") == "none":  # drawn from the task's size alone: its models' task scores
+        if is_design_only(manifest):  # drawn from the task's size alone: its models' task scores
             why = ("the manifest's design has no population answers, yet the task holds some" if "population" in b
                    else _check_task_scores(b.get("task_scores"), len(models)))
             if why:

@@ -31,7 +31,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import plural
 from .item_harness_tasks import logs_as_manifest_tasks
-from .item_design_only import is_design_only
+from .item_design_plan import is_design_only
 from .item_manifest import item_positions, log_numbers, task_population, task_scores
 from .predict import PredictionResult
 

@@ -530,7 +530,7 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
                     if str(exc) == FEW_MODELS else [])])
                 manifest = build_design_only_manifest(store, n_items, **kw)
             except NoTaskScores as none:  # nothing either way: what the store's item-level results are (and scores)
-                raise (HarnessExtError(f"{exc}; {none.message}") if none.message else exc) from None
+                raise (HarnessExtError(f"{exc}; {none}") if str(none) else exc) from None
         declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
     # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table

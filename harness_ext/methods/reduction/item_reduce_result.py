@@ -15,7 +15,8 @@ import pandas as pd
 from ...report import Result, plural
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_only, inspect_task_count
 from .item_benchmark import correlation_text, weighted_text
-from .item_design_only import design_only_text, is_design_only
+from .item_design_only import design_only_text
+from .item_design_plan import is_design_only
 
 
 #: What the expected errors rest on: one draw of items, which every held-out model shares, so the models are not
