@@ -148,3 +148,14 @@ def test_the_benchmark_interval_stays_in_the_range_of_a_mean_of_proportions():
     assert est == pytest.approx(1.2) and lo < est <= hi
     _, lo, hi, _ = benchmark_interval([0.0, 0.0], [0.05, 0.05], [0.25, 0.25], 0.9)  # two of four tasks' share
     assert lo == 0.0 and hi <= 0.5
+
+
+def test_a_benchmark_of_one_task_takes_the_task_interval():
+    """With one task the benchmark is the task: its row took the normal quantile around the task's standard error
+    while the task's row took Student's t (or a skew-corrected interval), so the two rows of one number disagreed."""
+    est, lo, hi, _ = benchmark_interval([0.5], [0.1], [1.0], 0.9, bounds=([0.31], [0.7]))
+    assert (est, lo, hi) == (pytest.approx(0.5), pytest.approx(0.31), pytest.approx(0.7))
+    est, lo, hi, _ = benchmark_interval([[0.5], [0.2]], [[0.1], [0.1]], [1.0], 0.9, bounds=([[0.3], [0.05]], [[0.7], [0.4]]))
+    assert list(lo) == pytest.approx([0.3, 0.05]) and list(hi) == pytest.approx([0.7, 0.4])
+    _, lo2, hi2, _ = benchmark_interval([0.5, 0.5], [0.1, 0.1], [0.5, 0.5], 0.9, bounds=([0.0, 0.0], [1.0, 1.0]))
+    assert 0.0 < lo2 < hi2 < 1.0  # two tasks: combined, the bounds unused

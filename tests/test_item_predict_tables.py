@@ -302,3 +302,23 @@ def test_the_strongest_helm_lite_model_held_out_predicts_from_its_table_as_from_
     assert truth == pytest.approx(0.902, abs=5e-4)
     assert agg["lower"] <= truth <= agg["upper"] and agg["frontier"] > 0
     assert any(w.startswith(f"{strong}: beyond the population") for w in from_table.warnings)
+
+
+@pytest.mark.slow  # a one-task population reduced: ~5 s
+def test_a_benchmark_of_one_task_has_its_tasks_interval(tmp_path):
+    """The benchmark row of a one-task reduction is the task row, interval included (it was the normal quantile
+    around the task's standard error, beside the task's own Student's t interval)."""
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(ITEMS / "gsm_slice.parquet")]) == 0
+    red = hx.reduce_items(db, 10, estimator="sample_mean", exclude_models=HELD_OUT, seed=0)
+    red.write(tmp_path / "reduced")
+    manifest = json.loads((tmp_path / "reduced" / "manifest.json").read_text())
+    assert list(manifest["tasks"]) == ["gsm"]
+    g = _slices()["gsm"]
+    drawn = g[(g["model"] == HELD_OUT) & g["item"].isin(_samples(manifest)["gsm"])]
+    pred = predict_items(manifest, [_write_logs(tmp_path / "logs", {"gsm": drawn})])
+    task, agg = pred.table.iloc[0], pred.aggregate.iloc[0]
+    assert (agg["aggregate"], agg["lower"], agg["upper"]) == (
+        pytest.approx(task["raw"]), pytest.approx(task["raw_lower"]), pytest.approx(task["raw_upper"]))
+    bench = manifest["expected_error"]["interpolation"]
+    assert bench["benchmark"]["mean_width"] == pytest.approx(bench["tasks"]["gsm"]["mean_width"], rel=1e-6)

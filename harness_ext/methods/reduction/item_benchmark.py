@@ -97,7 +97,8 @@ def task_standard_error(lower, upper, se, level: float) -> np.ndarray:
     return np.where(np.isfinite(se), se, half)
 
 
-def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.ndarray] = None) -> tuple:
+def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.ndarray] = None,
+                       bounds: Optional[tuple] = None) -> tuple:
     """``(estimate, lower, upper, se)`` of the weighted mean of the task ``estimates`` (models x tasks, or tasks).
 
     ``ses``: the tasks' standard errors (:func:`task_standard_error`; 0 for a measured task); ``weights``:
@@ -105,6 +106,8 @@ def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.
     The variance is ``(w s)' R (w s)``, never below the independent ``sum (w s)**2``; normal quantile. The interval
     is clipped to the benchmark's range, ``[0, sum(w)]`` (item scores lie in [0, 1]: ``reduce`` refuses others), but
     never so that it leaves out the estimate (a new model's logs may hold scores outside it, which ``predict`` says).
+    ``bounds``: the tasks' own ``(lower, upper)``, shaped as ``estimates``; a benchmark of one task then takes its
+    task's interval (Student's t, or skew-corrected), so its two rows never disagree.
     """
     from ..engine.item_estimators import _z
 
@@ -120,6 +123,8 @@ def benchmark_interval(estimates, ses, weights, level: float, corr: Optional[np.
     top = w.sum()
     lower = np.maximum(centre - half, np.minimum(0.0, centre))
     upper = np.minimum(centre + half, np.maximum(top, centre))
+    if bounds is not None and w.size == 1:
+        lower, upper = (np.atleast_2d(np.asarray(b, dtype=float))[:, 0] * w[0] for b in bounds)
     out = centre, lower, upper, se
     return out if np.ndim(estimates) > 1 else tuple(float(v[0]) for v in out)
 

@@ -307,16 +307,18 @@ def _benchmark_figures(cells: dict, names: list, w: np.ndarray, level: float, mo
     combined as :func:`~.item_benchmark.benchmark_interval` combines a new model's."""
     if not models:
         return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
-    est, se, truth = [], [], []
+    est, se, truth, bounds = [], [], [], None
     for t in names:
         where = {m: i for i, m in enumerate(cells[t][0])}
         pos = [where[m] for m in models]
         est.append(cells[t][2][:, pos])
         se.append(cells[t][3][:, pos])
         truth.append(cells[t][1][pos])
+        if len(names) == 1 and len(cells[t]) == 6:  # a benchmark of one task: its task's interval, as predict's
+            bounds = (cells[t][4][:, pos].reshape(-1, 1), cells[t][5][:, pos].reshape(-1, 1))
     est, se = np.stack(est, axis=-1), np.stack(se, axis=-1)  # draws x models x tasks
     truth = np.stack(truth, axis=-1) @ w
-    centre, lo, hi, _ = combine(est.reshape(-1, len(names)), se.reshape(-1, len(names)), w, level)
+    centre, lo, hi, _ = combine(est.reshape(-1, len(names)), se.reshape(-1, len(names)), w, level, bounds=bounds)
     shape = est.shape[:2]
     centre, lo, hi = centre.reshape(shape), lo.reshape(shape), hi.reshape(shape)
     return {"mean_abs_error": round(float(np.abs(centre - truth).mean()), 6),

@@ -494,11 +494,12 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
             if note:
                 warnings.append(f"{model}, {task}: {note}")
             observed = bool(n_used == b["n_items"] and lo == hi)
-            mine.append((e, 0.0 if observed else se, observed, plain, beyond))
+            mine.append((e, 0.0 if observed else se, observed, plain, beyond, lo, hi))
             rows.append({"model": model, "dataset": task, "metric": b["metric"], "observed": observed, "score": e,
                          "lower": lo, "upper": hi, "actual": np.nan, "raw": e, "raw_lower": lo, "raw_upper": hi, "raw_actual": np.nan,
                          "n_used": n_used, "n_items": b["n_items"], "beyond_other_tasks": beyond, "widened": beyond > 0})
-        est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr)
+        est, lower, upper, _ = benchmark_interval([v[0] for v in mine], [v[1] for v in mine], weights, level, corr,
+                                                  bounds=([v[5] for v in mine], [v[6] for v in mine]))
         missing = [t for t, v in zip(tasks, mine) if np.isnan(v[0])]
         if 0 < len(missing) < len(tasks):  # with none, each task's warning says it all
             warnings.append(f"{model}: no full-benchmark estimate: {len(missing)} of {len(tasks)} tasks "

@@ -315,7 +315,7 @@ def _benchmark_figures(cells: dict, weights: dict, common: list, level: float, c
     v = np.array([[cells[(m, t)] for t in here] for m in rows])  # models x tasks x 5
     w = np.array([weights[t] for t in here]) / sum(weights.values())
     # Weights over all tasks (not only the estimated ones): the measured tasks' share carries no error.
-    est, lo, hi, _ = benchmark_interval(v[:, :, 0], v[:, :, 4], w, level, R)
+    est, lo, hi, _ = benchmark_interval(v[:, :, 0], v[:, :, 4], w, level, R, bounds=(v[:, :, 1], v[:, :, 2]))
     truth = v[:, :, 3] @ w
     return _figures(est - truth, hi - lo, (lo <= truth) & (truth <= hi), len(rows))
 
