@@ -271,6 +271,22 @@ def size_weighted_group(store, found: dict) -> dict:
     return {}
 
 
+def group_weights(store, found: dict) -> tuple:
+    """``(task -> weight, weighting)`` of the benchmark made of ``found``'s tasks (``task -> {metric, n_items,
+    scores}``): :func:`~.item_benchmark.task_weights`, or, where that is the unweighted mean and the store holds the
+    score of an lm-eval group that is these tasks' size-weighted mean (:func:`size_weighted_group`), their documents,
+    so the benchmark row is that group's score as lm-eval makes it."""
+    from .item_benchmark import UNIFORM, task_weights
+
+    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
+    group = size_weighted_group(store, found) if weighting == UNIFORM else {}
+    if not group:
+        return weights, weighting
+    return ({t: float(b["n_items"]) for t, b in found.items()},
+            f"tasks weighted by their documents, as lm-eval's {group['name']} group (the store's {group['name']} score "
+            f"is that mean for {plural(group['n_models'], 'model')})")
+
+
 def scored_only_warning(store, manifest: dict, query: dict) -> list:
     """``reduce --items``'s warning (a list of at most one) naming the lm-eval tasks the query selects that have
     scores and sizes but no item-level results from 2 or more models, so are not in the item-level ``manifest``
@@ -414,7 +430,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     Cochran (1977), §2.5; Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
-    from .item_benchmark import KEY, UNIFORM, task_weights
+    from .item_benchmark import KEY
     from .item_design_plan import check_design, design_block, draw_task, task_seed
     from .item_manifest import KIND, encode_ids
     from .manifest_validation import MANIFEST_VERSION
@@ -428,12 +444,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     check_design(design, ESTIMATOR, n_items, n_total, (allocation, stratum_allocation), n_strata, ESTIMATOR)
     warnings = list(warnings)
     found = sized_tasks(store, benchmarks, datasets, models, exclude_models, metric, warnings)
-    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
-    group = size_weighted_group(store, found) if weighting == UNIFORM else {}
-    if group:  # the benchmark row a user compares with is that group's score, as lm-eval makes it
-        weights = {t: float(b["n_items"]) for t, b in found.items()}
-        weighting = (f"tasks weighted by their documents, as lm-eval's {group['name']} group (the store's "
-                     f"{group['name']} score is that mean for {plural(group['n_models'], 'model')})")
+    weights, weighting = group_weights(store, found)
     n_of = allocate_documents(found, weights, n_items, n_total, allocation)
     names = sorted({m for b in found.values() for m in b["scores"].index})
     index = {m: i for i, m in enumerate(names)}
