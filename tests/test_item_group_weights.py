@@ -198,3 +198,31 @@ def test_item_level_tasks_of_a_size_weighted_group_are_weighted_by_their_items(t
     assert "population" in m["tasks"]["toy_arith_mc"]  # drawn from the population's answers
     assert m["weights"] == {"toy_arith_mc": 18.0, "toy_arith_mc2": 10.0}
     assert "as lm-eval's toy_mc group" in text
+
+
+def test_results_of_lm_eval_0_4_2_without_sizes_are_told_which_releases_write_them(tmp_path, capsys):
+    # After saucam/model_evals (commit 576818f2, meta-llama/Meta-Llama-3-8B/openllm/gsm8k.json): lm-eval at git hash
+    # 3196e907 (April 2024, after 0.4.2) wrote results, configs, versions and n-shot but no n-samples.
+    doc = {"results": {"gsm8k": {"exact_match,strict-match": 0.5087187263078089,
+                                 "exact_match_stderr,strict-match": 0.013770390697002123,
+                                 "exact_match,flexible-extract": 0.511751326762699,
+                                 "exact_match_stderr,flexible-extract": 0.013768680408142792, "alias": "gsm8k"}},
+           "group_subtasks": {"gsm8k": []},
+           "configs": {"gsm8k": {"task": "gsm8k", "dataset_path": "gsm8k", "dataset_name": "main", "test_split": "test",
+                                 "num_fewshot": 5, "output_type": "generate_until",
+                                 "metric_list": [{"metric": "exact_match", "aggregation": "mean",
+                                                  "higher_is_better": True}],
+                                 "filter_list": [{"name": "strict-match", "filter": [{"function": "take_first"}]},
+                                                 {"name": "flexible-extract", "filter": [{"function": "take_first"}]}],
+                                 "metadata": {"version": 3.0}}},
+           "versions": {"gsm8k": 3.0}, "n-shot": {"gsm8k": 5},
+           "config": {"model": "hf", "model_args": "pretrained=meta-llama/Meta-Llama-3-8B,dtype=auto", "limit": None},
+           "git_hash": "3196e907", "date": 1713534156.1473145, "transformers_version": "4.40.0"}
+    path = tmp_path / "Meta-Llama-3-8B" / "gsm8k.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(path)]) == 0
+    assert _reduce(db, tmp_path / "r") != 0
+    err = capsys.readouterr().err
+    assert "number of documents" in err and "from 0.4.3 on" in err and "0.4.0 to 0.4.2 have none" in err

@@ -49,7 +49,9 @@ WHY = ("no item-level results for these tasks (per-sample logs, item-response ta
        "too (Zhang, Dorner and Hardt 2025); with the population's per-item answers (ingest lm-eval's --log_samples "
        "output) reduce can also borrow from them")
 NO_SIZES = ("no item-level results match, and the lm-eval results that do give no task's number of documents "
-            "(n-samples, written by lm-eval 0.4): nothing to draw items from")
+            "(n-samples, which lm-eval writes from 0.4.3 on: files of 0.3 and of 0.4.0 to 0.4.2 have none): nothing to "
+            "draw items from (the population's runs with lm-eval 0.4.3 or later give them; their per-sample logs, "
+            "--log_samples, let reduce draw from their answers)")
 #: lm-eval 0.4's metrics whose default aggregation is over the whole task, not a mean of per-document scores
 #: (``lm_eval.api.registry``'s aggregation of each): their per-sample logs hold each document's inputs to it.
 CORPUS_METRICS = {"mcc": "matthews_corrcoef", "f1": "f1_score", "bleu": "bleu", "chrf": "chrf", "chrf++": "chrfpp",
@@ -214,7 +216,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
             beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
         else:
             out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
-    left = [(unsized, "without a number of documents in the results files (lm-eval 0.4's n-samples)"),
+    left = [(unsized, "without a number of documents in the results files (n-samples, written by lm-eval 0.4.3 "
+                        "and later)"),
             (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
                      "sample's mean does not estimate it, and lm-eval's per-sample logs hold no score of each "
                      "document; --metric chooses another)"),
