@@ -245,3 +245,15 @@ def test_predict_on_every_document_gives_the_groups_own_score(tmp_path, capsys):
     group = (18 * scores["toy_arith_mc"]["acc,none"] + 10 * scores["toy_arith_mc2"]["acc,none"]) / 28
     assert pred.aggregate.iloc[0]["aggregate"] == pytest.approx(group, abs=1e-12)
     capsys.readouterr()
+
+
+def test_predict_on_a_results_file_alone_says_what_it_holds(tmp_path, capsys):
+    db = _store(tmp_path, models=tuple(SCORES)[:2])
+    out = tmp_path / "r"
+    assert _reduce(db, out, "--datasets", "leaderboard_musr*") == 0
+    new = tmp_path / "runs" / "toy__made-up-7b"
+    _leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    assert main(["predict", "-m", str(out), str(new)]) != 0
+    err = capsys.readouterr().err
+    assert "no per-item logs" in err and "--log_samples" in err
+    assert "is an lm-eval results file: a task's score, not each document's" in err
