@@ -244,33 +244,45 @@ def size_weighted_group(store, found: dict) -> dict:
 
     lm-eval's groups mostly weight their tasks by size (``weight_by_size: true``: the ``mmlu``, ``bbh`` and Open LLM
     Leaderboard groups), some not; the store keeps a group's score (the file's, or the size-weighted mean ``ingest``
-    makes for a group written without one) but not its tasks. A group is this one when its score, for every model
-    with it and a score on each of these tasks, is their size-weighted mean (to 1e-9: both come from the same
-    numbers), and for one model at least not their unweighted mean, so the benchmark row is the group's.
+    makes for a group written without one) but not its tasks. A group is this one when, in every run (results file)
+    that gives its score and these tasks' (on ``found``'s metric), its score is their size-weighted mean (to 1e-9:
+    both come from the same numbers), and in one at least not their unweighted mean, so the benchmark row is the
+    group's. Runs are compared one by one: a model's runs may differ.
     """
     metrics = {b["metric"] for b in found.values()}
     sizes = np.array([b["n_items"] for b in found.values()], dtype=float)
     if len(found) < 2 or len(metrics) != 1 or np.all(sizes == sizes[0]):  # equal sizes: by size is uniform
         return {}
-    frame = pd.DataFrame({t: b["scores"] for t, b in found.items()}).dropna()
-    groups = store.con.execute(
-        f"""SELECT d.name, m.name AS model, r.value FROM results r JOIN datasets d USING (dataset_id)
-            JOIN models m USING (model_id)
-            WHERE d.kind = 'aggregate' AND d.metric = ?
-              AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'""", [metrics.pop()]).df()
-    if frame.empty or groups.empty:
+    key = {}  # a dataset or task name -> found's task
+    for t, b in found.items():
+        key.setdefault(str(b.get("name") or t), t)
+        key.setdefault(t, t)
+    names = sorted(key)
+    marks = ", ".join("?" * len(names))
+    rows = store.con.execute(
+        f"""SELECT d.name, d.task, coalesce(d.kind, 'dataset') = 'aggregate' AS is_group, m.name AS model,
+                   r.source_id, r.value
+            FROM results r JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)
+            WHERE d.metric = ? AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
+              AND (coalesce(d.kind, 'dataset') = 'aggregate' OR d.name IN ({marks}) OR d.task IN ({marks}))""",
+        [metrics.pop(), *names, *names]).df()
+    if rows.empty or not rows["is_group"].any():
         return {}
-    weighted = pd.Series(frame.to_numpy() @ (sizes / sizes.sum()), index=frame.index)
-    plain = frame.mean(axis=1)
-    for name, g in groups.groupby("name", sort=True):
-        g = g[g["model"].isin(frame.index)]
-        if g.empty:
+    parts = rows[~rows["is_group"]].assign(t=lambda f: [key.get(n, key.get(k)) for n, k in zip(f["name"], f["task"])])
+    runs = parts.dropna(subset=["t"]).pivot_table(index=["source_id", "model"], columns="t", values="value",
+                                                   aggfunc="first").reindex(columns=list(found)).dropna()
+    if runs.empty:
+        return {}
+    weighted = pd.Series(runs.to_numpy() @ (sizes / sizes.sum()), index=runs.index)
+    plain = runs.mean(axis=1)
+    for name, g in rows[rows["is_group"]].groupby("name", sort=True):
+        g = g.set_index(["source_id", "model"])["value"]
+        both = g.index.intersection(runs.index)
+        if both.empty:
             continue
-        off = (g["value"].to_numpy(dtype=float) - weighted.loc[g["model"]].to_numpy()).__abs__()
-        same = pd.Series(off <= SAME, index=g["model"].to_numpy()).groupby(level=0).any()  # any of a model's runs
-        models = list(same.index)
-        if same.all() and ((weighted.loc[models] - plain.loc[models]).abs() > SAME).any():
-            return {"name": str(name), "n_models": len(models)}
+        if ((g.loc[both] - weighted.loc[both]).abs() <= SAME).all() and \
+                ((weighted.loc[both] - plain.loc[both]).abs() > SAME).any():
+            return {"name": str(name), "n_models": int(both.get_level_values("model").nunique())}
     return {}
 
 
