@@ -257,3 +257,19 @@ def test_predict_on_a_results_file_alone_says_what_it_holds(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "no per-item logs" in err and "--log_samples" in err
     assert "is an lm-eval results file: a task's score, not each document's" in err
+
+
+def test_a_models_two_runs_are_each_compared_with_their_own_group_score(tmp_path, capsys):
+    files = [str(_leaderboard_run(tmp_path / "runs", m)) for m in SCORES]
+    again = dict(SCORES)
+    model = "toy/made-up-7b"
+    SCORES[model] = ([v + 0.01 for v in again[model][0]], again[model][1])  # a rerun with other scores
+    try:
+        files.append(str(_leaderboard_run(tmp_path / "rerun", model)))
+    finally:
+        SCORES.update(again)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *files]) == 0
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_math*") == 0
+    assert load_manifest(tmp_path / "r")["weights"] == {t: float(n) for t, n in MATH.items()}
+    capsys.readouterr()
