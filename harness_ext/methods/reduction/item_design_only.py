@@ -41,13 +41,17 @@ ESTIMATOR = "sample_mean"
 LM_EVAL = "lm-evaluation-harness"
 #: Draws of the design per model and task for the expected figures (seeded by ``random_state``).
 DRAWS = 2000
+#: How close a group's stored score and its tasks' size-weighted mean are when it is that mean (float rounding only).
+SAME = 1e-9
 WHY = ("no item-level results for these tasks (per-sample logs, item-response tables): each task's items are drawn at "
        "random from its documents, counted by the results files (lm-eval's n-samples), and estimated by their mean "
        "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
        "too (Zhang, Dorner and Hardt 2025); with the population's per-item answers (ingest lm-eval's --log_samples "
        "output) reduce can also borrow from them")
 NO_SIZES = ("no item-level results match, and the lm-eval results that do give no task's number of documents "
-            "(n-samples, written by lm-eval 0.4): nothing to draw items from")
+            "(n-samples, which lm-eval writes from 0.4.3 on: files of 0.3 and of 0.4.0 to 0.4.2 have none): nothing to "
+            "draw items from (the population's runs with lm-eval 0.4.3 or later give them; their per-sample logs, "
+            "--log_samples, let reduce draw from their answers)")
 #: lm-eval 0.4's metrics whose default aggregation is over the whole task, not a mean of per-document scores
 #: (``lm_eval.api.registry``'s aggregation of each): their per-sample logs hold each document's inputs to it.
 CORPUS_METRICS = {"mcc": "matthews_corrcoef", "f1": "f1_score", "bleu": "bleu", "chrf": "chrf", "chrf++": "chrfpp",
@@ -70,18 +74,40 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
         ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", datasets), ("--metric", metric),
         ("--models", models), ("--exclude-models", " ".join(exclude_models or ()))) if v)
     per = held.groupby("benchmark", sort=True)["name"].nunique()
-    listed = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
-    return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {listed}; 'harness-ext "
-            f"info' lists them)")
+    said = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
+    return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {said}; 'harness-ext "
+            f"info' lists them){_groups_named(store, held, [*(benchmarks or ()), *([datasets] if datasets else [])])}")
+
+
+def _groups_named(store, held: pd.DataFrame, names: list) -> str:
+    """What ``_no_scores`` adds when the query names lm-eval groups the store holds only as scores (aggregates, as
+    ``--tasks leaderboard_bbh`` would run them): documents are drawn of tasks, so name those; a glob of the group's
+    name that matches tasks is given with its count."""
+    groups = store.con.execute(
+        f"""SELECT DISTINCT benchmark, name FROM datasets WHERE kind = 'aggregate'
+              AND json_extract_string(metadata, '$.harness') = '{LM_EVAL}' ORDER BY name""").fetchall()
+    named = [(b, g) for b, g in groups if any(g == n or matches(g, n) for n in names)]
+    if not named:
+        return ""
+    tips = []
+    for bench, g in named[:3]:
+        under = held[held["benchmark"] == bench]
+        n = len({t for t in set(under["name"]) | set(under["task"].dropna()) if matches(t, f"{g}_*")})
+        tips.append(f"{g}: --benchmark {bench} --datasets '{g}_*' ({plural(n, 'task')})" if n else
+                    f"{g}: its tasks by name with --benchmark {bench} --datasets")
+    return (f". {listed([g for _, g in named], 3)} {'is an lm-eval group' if len(named) == 1 else 'are lm-eval groups'} "
+            f"the store holds only as {'its score' if len(named) == 1 else 'their scores'}: reduce --items draws the "
+            f"documents of tasks, so name {'its' if len(named) == 1 else 'their'} tasks ({'; '.join(tips)})")
 
 
 def design_only_text(manifest: dict, unit: str, level: str) -> str:
     """``reduce``'s summary of a manifest drawn from task sizes alone: what the estimate is and what the figures are."""
     n = manifest["source"]["n_models"]
+    whose = plural(n, "model") + ("'s" if n == 1 else "'")  # 1 model's, 2 models'
     return (f"No item-level results for these tasks, only their lm-eval scores: each task's items are drawn from its "
             f"documents (lm-eval's n-samples) and estimated by their mean with the finite-population interval, which "
             f"holds whatever the new model is, at the frontier too; nothing is fitted. Expected figures of this design "
-            f"({unit}) for the store's {plural(n, 'model')}' own task scores ({DRAWS:,} draws each, as 0/1 answers, "
+            f"({unit}) for the store's {whose} own task scores ({DRAWS:,} draws each, as 0/1 answers, "
             f"the widest case for scores in [0, 1]): 'in' = every model, 'frontier' = the strongest 30%; widths and "
             f"coverage of the {level} intervals. With the population's per-sample logs (lm-eval's --log_samples "
             f"output) ingested, reduce --items can also borrow from their answers.{_missing_figures(manifest)} "
@@ -110,6 +136,18 @@ def _results(store, metric) -> pd.DataFrame:
             WHERE coalesce(d.kind, 'dataset') = 'dataset' AND {cond}
               AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
             ORDER BY d.benchmark, d.name, m.name""", [metric] if metric is not None else []).df()
+
+
+def _selected(df: pd.DataFrame, benchmarks, datasets, models, exclude_models) -> pd.DataFrame:
+    """The rows of :func:`_results` the query selects, as ``reduce`` selects: benchmarks (names or globs), a glob on
+    dataset or task names, model globs."""
+    if benchmarks:
+        wanted = list(benchmarks)
+        df = df.loc[np.array([b in wanted or matches(b, wanted) for b in df["benchmark"]], dtype=bool)]
+    if datasets:
+        df = df.loc[np.array([matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])],
+                             dtype=bool)]
+    return df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
 
 
 def aggregation(metric: str, config) -> str:
@@ -144,16 +182,14 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     from .harness_names import LM_EVAL_HARNESS, MMLU_BENCHMARK, lm_eval_task
 
     warnings = [] if warnings is None else warnings
-    df = _results(store, metric)
-    if benchmarks:
-        wanted = list(benchmarks)
-        df = df.loc[np.array([b in wanted or matches(b, wanted) for b in df["benchmark"]], dtype=bool)]
-    if datasets:
-        df = df.loc[np.array([matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])],
-                             dtype=bool)]
-    df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
+    df = _selected(_results(store, metric), benchmarks, datasets, models, exclude_models)
     if df.empty:
         raise NoTaskScores(_no_scores(store, benchmarks, datasets, models, exclude_models, metric))
+    if metric is not None:  # the tasks the query selects that lack the metric asked for: said, not dropped unsaid
+        lack = sorted(set(_selected(_results(store, None), benchmarks, datasets, models, exclude_models)["name"])
+                      - set(df["name"]))
+        if lack:
+            warnings.append(f"{plural(len(lack), 'task')} without {metric} left out: {listed(lack, 5)}")
     sizable = (df["benchmark"] == MMLU_BENCHMARK) & df["name"].isin(list(MMLU_TEST_SIZES))  # MMLU's test set
     if df["n_samples"].isna().all() and not sizable.any():  # lm-eval 0.3's files: said before asking to choose
         raise HarnessExtError(NO_SIZES)
@@ -180,7 +216,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
             beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
         else:
             out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
-    left = [(unsized, "without a number of documents in the results files (lm-eval 0.4's n-samples)"),
+    left = [(unsized, "without a number of documents in the results files (n-samples, written by lm-eval 0.4.3 "
+                        "and later)"),
             (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
                      "sample's mean does not estimate it, and lm-eval's per-sample logs hold no score of each "
                      "document; --metric chooses another)"),
@@ -199,6 +236,70 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     if not out:
         raise HarnessExtError(NO_SIZES)
     return out
+
+
+def size_weighted_group(store, found: dict) -> dict:
+    """lm-eval's group whose score the store holds as the mean of exactly ``found``'s tasks weighted by their
+    documents: ``{"name", "n_models"}`` (``{}`` when there is none).
+
+    lm-eval's groups mostly weight their tasks by size (``weight_by_size: true``: the ``mmlu``, ``bbh`` and Open LLM
+    Leaderboard groups), some not; the store keeps a group's score (the file's, or the size-weighted mean ``ingest``
+    makes for a group written without one) but not its tasks. A group is this one when, in every run (results file)
+    that gives its score and these tasks' (on ``found``'s metric), its score is their size-weighted mean (to 1e-9:
+    both come from the same numbers), and in one at least not their unweighted mean, so the benchmark row is the
+    group's. Runs are compared one by one: a model's runs may differ.
+    """
+    metrics = {b["metric"] for b in found.values()}
+    sizes = np.array([b["n_items"] for b in found.values()], dtype=float)
+    if len(found) < 2 or len(metrics) != 1 or np.all(sizes == sizes[0]):  # equal sizes: by size is uniform
+        return {}
+    key = {}  # a dataset or task name -> found's task
+    for t, b in found.items():
+        key.setdefault(str(b.get("name") or t), t)
+        key.setdefault(t, t)
+    names = sorted(key)
+    marks = ", ".join("?" * len(names))
+    rows = store.con.execute(
+        f"""SELECT d.name, d.task, coalesce(d.kind, 'dataset') = 'aggregate' AS is_group, m.name AS model,
+                   r.source_id, r.value
+            FROM results r JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)
+            WHERE d.metric = ? AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
+              AND (coalesce(d.kind, 'dataset') = 'aggregate' OR d.name IN ({marks}) OR d.task IN ({marks}))""",
+        [metrics.pop(), *names, *names]).df()
+    if rows.empty or not rows["is_group"].any():
+        return {}
+    parts = rows[~rows["is_group"]].assign(t=lambda f: [key.get(n, key.get(k)) for n, k in zip(f["name"], f["task"])])
+    runs = parts.dropna(subset=["t"]).pivot_table(index=["source_id", "model"], columns="t", values="value",
+                                                   aggfunc="first").reindex(columns=list(found)).dropna()
+    if runs.empty:
+        return {}
+    weighted = pd.Series(runs.to_numpy() @ (sizes / sizes.sum()), index=runs.index)
+    plain = runs.mean(axis=1)
+    for name, g in rows[rows["is_group"]].groupby("name", sort=True):
+        g = g.set_index(["source_id", "model"])["value"]
+        both = g.index.intersection(runs.index)
+        if both.empty:
+            continue
+        if ((g.loc[both] - weighted.loc[both]).abs() <= SAME).all() and \
+                ((weighted.loc[both] - plain.loc[both]).abs() > SAME).any():
+            return {"name": str(name), "n_models": int(both.get_level_values("model").nunique())}
+    return {}
+
+
+def group_weights(store, found: dict) -> tuple:
+    """``(task -> weight, weighting)`` of the benchmark made of ``found``'s tasks (``task -> {metric, n_items,
+    scores}``): :func:`~.item_benchmark.task_weights`, or, where that is the unweighted mean and the store holds the
+    score of an lm-eval group that is these tasks' size-weighted mean (:func:`size_weighted_group`), their documents,
+    so the benchmark row is that group's score as lm-eval makes it."""
+    from .item_benchmark import UNIFORM, task_weights
+
+    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
+    group = size_weighted_group(store, found) if weighting == UNIFORM else {}
+    if not group:
+        return weights, weighting
+    return ({t: float(b["n_items"]) for t, b in found.items()},
+            f"tasks weighted by their documents, as lm-eval's {group['name']} group (the store's {group['name']} score "
+            f"is that mean for {plural(group['n_models'], 'model')})")
 
 
 def scored_only_warning(store, manifest: dict, query: dict) -> list:
@@ -346,7 +447,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     Cochran (1977), §2.5; Zhang, Dorner and Hardt (2025), §4-5.
     """
     from ... import __version__
-    from .item_benchmark import KEY, task_weights
+    from .item_benchmark import KEY
     from .item_design_plan import check_design, design_block, draw_task, task_seed
     from .item_manifest import KIND, encode_ids
     from .manifest_validation import MANIFEST_VERSION
@@ -360,7 +461,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     check_design(design, ESTIMATOR, n_items, n_total, (allocation, stratum_allocation), n_strata, ESTIMATOR)
     warnings = list(warnings)
     found = sized_tasks(store, benchmarks, datasets, models, exclude_models, metric, warnings)
-    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
+    weights, weighting = group_weights(store, found)
     n_of = allocate_documents(found, weights, n_items, n_total, allocation)
     names = sorted({m for b in found.values() for m in b["scores"].index})
     index = {m: i for i, m in enumerate(names)}

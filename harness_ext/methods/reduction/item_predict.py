@@ -258,11 +258,11 @@ def read_item_logs(paths, listed=frozenset()) -> tuple:
                                                                   by_id=bool(EEE_SAMPLES_RE.match(path.name))))
         sources.setdefault(model, []).append(str(path))
     if not frames:
-        from .item_predict_tables import unread_table_hint
+        from .item_predict_tables import results_file_hint, unread_table_hint
 
         raise HarnessExtError(f"no per-item logs ({LOG_KINDS}) among the {n_files:,} file{'s' * (n_files != 1)} in "
                               f"{', '.join(map(str, paths))} (hidden folders are not looked in): run lm_eval with "
-                              f"--log_samples{unread_table_hint(paths)}")
+                              f"--log_samples{unread_table_hint(paths)}{results_file_hint(paths)}")
     # A table's items numbered before two files' scores of one item are told apart: its own numbers may be positions.
     long = table_numbers(pd.concat(frames, ignore_index=True), listed)
     key = ["model", "task", "doc_id", "metric"]

@@ -154,6 +154,20 @@ def unread_table_hint(paths) -> str:
     return ""
 
 
+def results_file_hint(paths) -> str:
+    """``"; ..."`` for ``predict``'s error when lm-eval results files are among ``paths`` (and no per-item log): they
+    hold each task's score, not its documents' (``""`` when there are none). Read on the error path only: names."""
+    from ...store.ingest_files import walk_files
+
+    found = [p for p in walk_files([Path(p) for p in paths], lambda _: True)
+             if p.suffix == ".json" and (p.name == "results.json" or p.name.startswith("results_"))]
+    if not found:
+        return ""
+    return (f"; {found[0]}{f' and {len(found) - 1} more' if len(found) > 1 else ''} "
+            f"{'is an lm-eval results file' if len(found) == 1 else 'are lm-eval results files'}: a task's score, not "
+            "each document's, which predict needs for the drawn ones (the Run line atop the reduced folder's group YAML runs just those)")
+
+
 def _stem_task_hint(path, missed: dict, tasks: dict) -> str:
     """Why a table's scores went unmatched when its task is its file's name and no manifest task: a table without a
     ``task`` column or a sidecar's ``task:`` is named by its file (``mmlu_items.csv`` is task ``mmlu_items``)."""

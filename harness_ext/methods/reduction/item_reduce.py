@@ -36,7 +36,7 @@ from ...errors import HarnessExtError, StoreError
 from ...store.globs import as_globs, matches, select_names, unmatched_note
 from ...report import plural
 from .item_design_plan import check_binary_answers, check_design, design_block, task_seed
-from .item_benchmark import KEY as BENCHMARK_CORRELATION, task_weights
+from .item_benchmark import KEY as BENCHMARK_CORRELATION
 from .item_manifest import KIND, encode_ids, encode_scores, helm_instances_field, item_id_field, listed_by_id
 from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_field, inspect_only, inspect_task_count
 from .item_reduce_result import ItemReduceResult
@@ -362,6 +362,12 @@ def read_populations(store, chosen: list, models: Optional[str], warnings: list,
     return out
 
 
+def _task_means(M: np.ndarray) -> np.ndarray:
+    """Each model's task score from its answers (models x items): their mean, NaN for a model with none."""
+    seen = np.isfinite(M).sum(axis=1)
+    return np.where(seen > 0, np.nansum(M, axis=1) / np.maximum(seen, 1), np.nan)
+
+
 def draw_items(store, chosen: list, n_items, models: Optional[str], random_state: int, warnings: list, *,
                n_total=None, design: str = "random", allocation: str = "neyman", n_strata: int = 5,
                stratum_allocation: str = "proportional", exclude_models=None) -> tuple:
@@ -373,12 +379,16 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     what the design's estimators need, (task -> weight, weighting))``: the weights make the harness's benchmark score
     (:func:`~.item_benchmark.task_weights`).
     """
+    from .item_design_only import group_weights
     from .item_design_plan import draw_task, items_per_task
     from .item_links import attach_link_fields
 
     read = read_populations(store, chosen, models, warnings, exclude_models)
     pops = {t: (r[3], r[4]) for t, r in read.items()}
-    weights, weighting = task_weights({t: len(r[2]) for t, r in read.items()})  # as the harness's benchmark score
+    # As the harness's benchmark score: lm-eval's group of these tasks where the store holds its score.
+    weights, weighting = group_weights(store, {t: {"metric": r[1], "n_items": len(r[2]),
+                                                   "scores": pd.Series(_task_means(r[3]), index=r[4])}
+                                               for t, r in read.items()})
     n_of = items_per_task(pops, weights, n_items, n_total, allocation) if pops else {}
     names, index, tasks, samples, infos = [], {}, {}, {}, {}
     for task, (bench, met, ids, M, cols, notes, stored) in read.items():
