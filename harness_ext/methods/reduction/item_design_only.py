@@ -81,10 +81,11 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
 def design_only_text(manifest: dict, unit: str, level: str) -> str:
     """``reduce``'s summary of a manifest drawn from task sizes alone: what the estimate is and what the figures are."""
     n = manifest["source"]["n_models"]
+    whose = plural(n, "model") + ("'s" if n == 1 else "'")
     return (f"No item-level results for these tasks, only their lm-eval scores: each task's items are drawn from its "
             f"documents (lm-eval's n-samples) and estimated by their mean with the finite-population interval, which "
             f"holds whatever the new model is, at the frontier too; nothing is fitted. Expected figures of this design "
-            f"({unit}) for the store's {plural(n, 'model')}{"'s" if n == 1 else "'"} own task scores ({DRAWS:,} draws each, as 0/1 answers, "
+            f"({unit}) for the store's {whose} own task scores ({DRAWS:,} draws each, as 0/1 answers, "
             f"the widest case for scores in [0, 1]): 'in' = every model, 'frontier' = the strongest 30%; widths and "
             f"coverage of the {level} intervals. With the population's per-sample logs (lm-eval's --log_samples "
             f"output) ingested, reduce --items can also borrow from their answers.{_missing_figures(manifest)} "
@@ -180,6 +181,39 @@ def older_readings_warning(df: pd.DataFrame) -> list:
             "task's full number of documents: a task those files ran with --limit is drawn from the documents they "
             "scored, its first ones, not from all of it ('harness-ext ingest --reread PATHS' reads them again with "
             "the full sizes)"] if n else []
+
+
+def task_documents(store, tasks) -> dict:
+    """``task -> number of documents`` of the lm-eval ``tasks`` whose results files give it (the most a result was
+    scored on, or the full number a ``--limit`` run kept), for any metric."""
+    tasks = sorted(set(tasks))
+    if not tasks:
+        return {}
+    df = store.con.execute(
+        f"""SELECT d.task, r.n_samples, json_extract_string(d.metadata, '$.{N_DOCUMENTS}') AS n_documents
+            FROM results r JOIN datasets d USING (dataset_id)
+            WHERE list_contains(?, d.task) AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'""",
+        [tasks]).df()
+    out = {}
+    for task, g in df.groupby("task", sort=True):
+        n = np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"])))
+        if np.isfinite(n):
+            out[task] = int(n)
+    return out
+
+
+def logged_part_warning(tasks: dict) -> list:
+    """The warning (a list of at most one) of item-level tasks whose per-sample logs hold fewer documents than the
+    task has (logs of ``--limit`` runs): ``tasks`` maps a task to its manifest block, whose ``logged_documents``
+    gives the counts (``n_logged``, ``n_documents``)."""
+    part = {t: b["logged_documents"] for t, b in tasks.items() if isinstance(b.get("logged_documents"), dict)}
+    if not part:
+        return []
+    shown = [f"{t} {p.get('n_logged', 0):,} of {p.get('n_documents', 0):,}" for t, p in sorted(part.items())]
+    return [f"{plural(len(part), 'task')} with items logged for part of {'its' if len(part) == 1 else 'their'} "
+            f"documents (per-sample logs of lm-eval --limit runs, or of runs of part of a task): {listed(shown, 5)}; "
+            "the items are drawn from the logged documents, and each such task's estimate (and the benchmark's) is of "
+            "the logged documents' mean, not of the whole task's"]
 
 
 def aggregation(metric: str, config) -> str:
