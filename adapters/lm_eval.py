@@ -259,7 +259,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
         if ns is not None:
             full = full_size(ns) if isinstance(ns, dict) else None
             ns = ns.get("effective") if isinstance(ns, dict) else ns
-            ns = ns if isinstance(ns, int) else None
+            ns = ns if _count(ns) else None  # a negative, fractional or text count is none
         version = versions.get(task)
         if task in configs:
             # One metadata dict per task, shared by its metrics' rows (pop_configs takes the config once).
