@@ -227,10 +227,23 @@ def aggregation(metric: str, config) -> str:
     return CORPUS_METRICS.get(name, "mean")
 
 
+def _selected(df: pd.DataFrame, benchmarks, datasets, models, exclude_models) -> pd.DataFrame:
+    """The results of the query's benchmarks (names or globs), datasets (a glob on dataset or task names) and models."""
+    if benchmarks:
+        wanted = list(benchmarks)
+        df = df.loc[np.array([b in wanted or matches(b, wanted) for b in df["benchmark"]], dtype=bool)]
+    if datasets:
+        df = df.loc[np.array([matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])],
+                             dtype=bool)]
+    return df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
+
+
 def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
                 warnings=None) -> dict:
-    """``task -> {benchmark, name, metric, n_items, scores}`` of the lm-eval tasks the query selects, each with its
-    number of documents (the largest ``n-samples`` its results files give) and the models' task scores (a Series).
+    """``task -> {benchmark, name, metric, n_items, scores, first_documents}`` of the lm-eval tasks the query selects,
+    each with its number of documents (the largest ``n-samples`` its results files give, or the full number a
+    ``--limit`` run kept), the models' task scores (a Series: each model's on the most documents) and, where models
+    scored only its first documents, their counts (:func:`_first_documents`).
 
     ``benchmarks`` (names or globs), ``datasets`` (a glob on dataset or task names), ``models`` and ``exclude_models``
     (globs) and ``metric`` (default: each dataset's primary one) select as ``reduce`` does. A task whose files give
@@ -248,14 +261,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     from .harness_names import LM_EVAL_HARNESS, MMLU_BENCHMARK, lm_eval_task
 
     warnings = [] if warnings is None else warnings
-    df = _results(store, metric)
-    if benchmarks:
-        wanted = list(benchmarks)
-        df = df.loc[np.array([b in wanted or matches(b, wanted) for b in df["benchmark"]], dtype=bool)]
-    if datasets:
-        df = df.loc[np.array([matches(n, datasets) or matches(t, datasets) for n, t in zip(df["name"], df["task"])],
-                             dtype=bool)]
-    df = df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
+    df = _selected(_results(store, metric), benchmarks, datasets, models, exclude_models)
     if df.empty:
         raise NoTaskScores(_no_scores(store, benchmarks, datasets, models, exclude_models, metric))
     sizable = (df["benchmark"] == MMLU_BENCHMARK) & df["name"].isin(list(MMLU_TEST_SIZES))  # MMLU's test set
@@ -264,7 +270,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     if not benchmarks and df["benchmark"].nunique() > 1:
         raise HarnessExtError("the store's lm-eval results span several benchmarks "
                               f"({', '.join(sorted(df['benchmark'].unique()))}): choose with --benchmark")
-    out, unsized, corpus, beyond, known, limited = {}, [], [], [], [], {}
+    out, unsized, corpus, beyond, known = {}, [], [], [], []
     configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
@@ -286,8 +292,6 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
         else:
             out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores,
                          "first_documents": _first_documents(n, scored)}
-            if out[task]["first_documents"]:
-                limited[task] = out[task]["first_documents"]
     left = [(unsized, "without a number of documents in the results files (lm-eval 0.4's n-samples)"),
             (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
                      "sample's mean does not estimate it, and lm-eval's per-sample logs hold no score of each "
@@ -299,7 +303,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
                         "writes none) sized by MMLU's test set (Hendrycks et al. 2021), the documents of lm-eval 0.4's "
                         "subject task")
     warnings += [f"{plural(len(names), 'task')} {why} left out: {listed(names, 5)}" for names, why in left if names]
-    warnings += first_documents_warning(limited) + older_readings_warning(df)
+    warnings += first_documents_warning({t: b["first_documents"] for t, b in out.items() if b["first_documents"]})
+    warnings += older_readings_warning(df)
     if not out and (corpus or beyond):
         raise HarnessExtError("no item-level results match, and no lm-eval task that does has scores a sample's mean "
                               "estimates: " + "; ".join(f"{listed(names, 5)} {why.split(' (')[0]}"
