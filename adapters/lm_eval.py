@@ -40,6 +40,12 @@ could not compute it) is not a result and is left out, the file's other metrics 
 every metric is null is left out); a number written as a string (``"0.53"``) is read as that number
 (:func:`~harness_ext.adapters.lm_eval_values.drop_missing`). When a task's primary metric is left out, its next
 metric is primary. RULER's ``-1`` for a sequence length it ran no samples at is no result either.
+
+Sizes: each result's ``n_samples`` is the documents it was scored on (``n-samples`` ``effective``). A task run on
+part of its documents (``--limit``: ``effective`` below ``original``) also keeps its full number of documents in
+its dataset metadata (``n_documents``), which ``reduce --items`` draws from; a run of the whole task stores nothing
+more. Counts that are no counts (not integers, negative, ``original`` below ``effective``) are not kept, said in
+the file's notes.
 """
 
 from __future__ import annotations
@@ -54,6 +60,7 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
+from harness_ext.store.lm_eval_tasks import N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
@@ -248,13 +255,19 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
         if shots is not default_shots:
             shots = _shot_count(path, shots, f"n-shot of {task!r}")
         ns = n_samples.get(task) if n_samples else None
+        full = None
         if ns is not None:
+            full = full_size(ns) if isinstance(ns, dict) else None
             ns = ns.get("effective") if isinstance(ns, dict) else ns
-            ns = ns if isinstance(ns, int) else None
+            ns = ns if _count(ns) else None  # a negative, fractional or text count is none
         version = versions.get(task)
         if task in configs:
             # One metadata dict per task, shared by its metrics' rows (pop_configs takes the config once).
             dmeta = {"harness": "lm-evaluation-harness", "version": version, CONFIG_KEY: configs[task]}
+            if full:
+                dmeta[N_DOCUMENTS] = full
+        elif full:  # a --limit run: the task's own dict, with its full number of documents
+            dmeta = {"harness": "lm-evaluation-harness", "version": version, N_DOCUMENTS: full}
         else:
             try:
                 dmeta = plain_meta[version]
@@ -532,15 +545,43 @@ def read_v04(src: SourceFile):
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), doc, src), src)
 
 
+def _count(v) -> bool:
+    """Whether ``v`` is a document count as lm-eval writes one: an int (not a bool) from 0 below 2**63."""
+    return v.__class__ is int and 0 <= v < 2**63
+
+
+def full_size(entry: dict) -> Optional[int]:
+    """The task's full number of documents from its ``n-samples`` entry when the run scored fewer (``--limit``):
+    ``original`` where both counts are valid and it exceeds ``effective``, else None (a run of the whole task
+    stores nothing more; :func:`_note_limited` names the entries whose counts are not valid)."""
+    e, o = entry.get("effective"), entry.get("original")
+    return o if _count(e) and _count(o) and o > e else None
+
+
 def _note_limited(doc: dict, src: SourceFile) -> None:
-    """Note the tasks scored on part of their documents (``n-samples`` effective below original: ``--limit``)."""
+    """Note the tasks scored on part of their documents (``n-samples`` effective below original: ``--limit``), whose
+    full number of documents is kept (dataset metadata :data:`N_DOCUMENTS`), and the entries whose counts are no
+    valid counts (not integers, negative, or ``original`` below ``effective``), whose ``original`` is not kept."""
     ns = doc.get("n-samples")
-    cut = {t: (v["effective"], v["original"]) for t, v in ns.items() if isinstance(v, dict)
-           and all(isinstance(v.get(k), int) for k in ("effective", "original")) and v["effective"] < v["original"]} \
-        if isinstance(ns, dict) else {}
+    if not isinstance(ns, dict):
+        return
+    cut, bad = {}, []
+    for t, v in ns.items():
+        if not isinstance(v, dict) or "original" not in v:
+            continue
+        e, o = v.get("effective"), v["original"]
+        if full_size(v):
+            cut[t] = (e, o)
+        elif not (_count(e) and _count(o)) or o < e:
+            bad.append(f"{t} ({e!r} of {o!r})")
     if cut:  # a score over the first documents only: not the task's score over all of them
         src.note(f"{len(cut)} task{'s' * (len(cut) != 1)} scored on part of {'its' if len(cut) == 1 else 'their'} documents (--limit): "
-                 + ", ".join(f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items())))
+                 + ", ".join(f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items()))
+                 + "; the full number of documents is kept with the task (reduce --items draws from all of them)")
+    if bad:
+        src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "
+                 "not counts of documents (integers from 0, original not below effective): their original not kept: "
+                 + listed(sorted(bad), 8))
 
 
 def _note_inline(doc: dict, src: SourceFile) -> None:
@@ -619,5 +660,6 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
-        revision="4",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
+        # 5: a --limit run's task keeps its full number of documents (n-samples original) in its dataset metadata
+        revision="5",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
     )

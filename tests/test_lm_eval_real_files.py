@@ -28,7 +28,8 @@ def test_chance_level_from_the_files_own_answer_choices():
         assert long.n_samples["acc"] == 100  # --limit 100: n-samples' effective count, not the original 198
         # a score over the first 100 of 198 questions is not the task's score over all of them: said
         (f,) = report.files
-        assert "1 task scored on part of its documents (--limit): gpqa_diamond_zeroshot 100 of 198" in f.notes
+        assert ("1 task scored on part of its documents (--limit): gpqa_diamond_zeroshot 100 of 198; the full number "
+                "of documents is kept with the task (reduce --items draws from all of them)") in f.notes
         assert long.num_fewshot["acc"] == 0
         m = load_matrix(s, MatrixQuery(benchmarks=("lm_eval",)))
         assert m.index.tolist() == ["Qwen/Qwen3.5-9B"]  # model_args given as a JSON object

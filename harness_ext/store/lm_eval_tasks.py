@@ -38,6 +38,9 @@ from .task_yaml_safety import safe_task_config
 
 #: Key of ``ResultRecord.dataset_metadata`` that carries a task's configuration from the adapter to ingest.
 CONFIG_KEY = "task_config"
+#: Key of a task's dataset metadata holding its full number of documents (lm-eval's ``n-samples`` ``original``),
+#: stored only from a run of part of them (``--limit``): a whole run's ``n_samples`` is that number already.
+N_DOCUMENTS = "n_documents"
 #: Configuration keys lm-eval fills at run time; they are not part of a task's definition.
 RUNTIME_METADATA = frozenset({"config_source"})
 

@@ -33,12 +33,15 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import listed, plural
 from ...store.globs import matches, select_names
+from ...store.lm_eval_tasks import N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
 
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
 ESTIMATOR = "sample_mean"
 #: The harness whose task documents the drawn indices name (lm-eval's ``--samples``).
 LM_EVAL = "lm-evaluation-harness"
+#: The adapter that reads lm-eval 0.4's results files (its revision 5 on keeps a --limit run's full task size).
+V04_READER = "lm_eval_v04"
 #: Draws of the design per model and task for the expected figures (seeded by ``random_state``).
 DRAWS = 2000
 #: How close a group's stored score and its tasks' size-weighted mean are when it is that mean (float rounding only).
@@ -128,11 +131,15 @@ def _missing_figures(manifest: dict) -> str:
 
 
 def _results(store, metric) -> pd.DataFrame:
-    """Every dataset-level lm-eval result: benchmark, name, task, metric, primary, model, value, n_samples."""
+    """Every dataset-level lm-eval result: benchmark, name, task, metric, model, value, n_samples, the task's full
+    number of documents where a ``--limit`` run gave it (``n_documents``), and the adapter and its revision that
+    read the result's file (``adapter``, ``reader``)."""
     cond = "d.metric = ?" if metric is not None else "d.is_primary"
     return store.con.execute(
-        f"""SELECT d.benchmark, d.name, d.task, d.metric, m.name AS model, r.value, r.n_samples
+        f"""SELECT d.benchmark, d.name, d.task, d.metric, m.name AS model, r.value, r.n_samples,
+                   json_extract_string(d.metadata, '$.{N_DOCUMENTS}') AS n_documents, s.adapter, s.reader
             FROM results r JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)
+            JOIN sources s USING (source_id)
             WHERE coalesce(d.kind, 'dataset') = 'dataset' AND {cond}
               AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
             ORDER BY d.benchmark, d.name, m.name""", [metric] if metric is not None else []).df()
@@ -150,6 +157,102 @@ def _selected(df: pd.DataFrame, benchmarks, datasets, models, exclude_models) ->
     return df[df["model"].isin(select_names(sorted(set(df["model"])), models, exclude_models)[0])]
 
 
+def _counts(col: pd.Series) -> np.ndarray:
+    """A column of document counts as floats (NaN: unknown; text, negatives and fractions are no counts)."""
+    x = pd.to_numeric(col, errors="coerce").astype("float64").to_numpy()
+    return np.where((x >= 0) & (x == np.floor(x)), x, np.nan)
+
+
+def _most_documents(g: pd.DataFrame) -> tuple:
+    """``(scores, documents)`` per model of one task's results: each model's score measured on the most documents
+    (as the matrix takes a cell's value: a ``--limit`` run beside the whole run counts for nothing), the mean where
+    several share that count or none has one; and that count (NaN: unknown)."""
+    ns = _counts(g["n_samples"])
+    most = pd.Series(ns, index=g.index).groupby(g["model"]).transform("max").to_numpy()
+    keep = np.isnan(most) | (ns == most)
+    kept = g.loc[keep]
+    return (kept.groupby("model", sort=True)["value"].mean(),
+            pd.Series(most[keep], index=kept.index).groupby(kept["model"], sort=True).max())
+
+
+def _largest(counts: np.ndarray) -> float:
+    """The largest known count (NaN: none known)."""
+    known = counts[~np.isnan(counts)]
+    return float(known.max()) if len(known) else np.nan
+
+
+def _first_documents(n: float, scored: pd.Series) -> dict:
+    """What a task's scores rest on when models scored only its first documents (``--limit``): ``{}`` when every
+    model's score covers its ``n`` documents (or says not), else ``{"documents_scored", "n_documents",
+    "n_models", "of_models"}``."""
+    short = scored[scored < n]
+    if short.empty:
+        return {}
+    return {"documents_scored": sorted({int(e) for e in short}), "n_documents": int(n), "n_models": int(len(short)),
+            "of_models": int(len(scored))}
+
+
+def first_documents_warning(limited: dict) -> list:
+    """``reduce --items``'s warning (a list of at most one) naming the tasks some models scored on their first
+    documents only, with the counts (``task -> :func:`_first_documents```), and what the figures rest on then."""
+    if not limited:
+        return []
+    shown = [f"{t} {'/'.join(f'{e:,}' for e in b['documents_scored'])} of {b['n_documents']:,} "
+             f"({b['n_models']} of {plural(b['of_models'], 'model')})" for t, b in sorted(limited.items())]
+    return [f"{plural(len(limited), 'task')} scored by the store's models on their first documents only (lm-eval "
+            f"--limit): {listed(shown, 5)}. The items are drawn from all of each task's documents, so the run covers "
+            "the task; the expected figures take such a model's score on its first documents for its score on the "
+            "whole task (the first documents need not be like the rest of them)"]
+
+
+def older_readings_warning(df: pd.DataFrame) -> list:
+    """The warning (a list of at most one) of results read by an older revision of the lm-eval 0.4 reader, which
+    kept no task's full number of documents: a task those files ran with ``--limit`` is sized by its first ones."""
+    from ...plugin_manager import get_registrations
+
+    reg = get_registrations("adapters").get(V04_READER)
+    if reg is None:
+        return []
+    n = int(((df["adapter"] == V04_READER) & (df["reader"].astype(object) != str(reg.revision))).sum())
+    return [f"{plural(n, 'result')} read from lm-eval 0.4 results files by an older harness-ext, which kept no "
+            "task's full number of documents: a task those files ran with --limit is drawn from the documents they "
+            "scored, its first ones, not from all of it ('harness-ext ingest --reread PATHS' reads them again with "
+            "the full sizes)"] if n else []
+
+
+def task_documents(store, tasks) -> dict:
+    """``task -> number of documents`` of the lm-eval ``tasks`` whose results files give it (the most a result was
+    scored on, or the full number a ``--limit`` run kept), for any metric."""
+    tasks = sorted(set(tasks))
+    if not tasks:
+        return {}
+    df = store.con.execute(
+        f"""SELECT d.task, r.n_samples, json_extract_string(d.metadata, '$.{N_DOCUMENTS}') AS n_documents
+            FROM results r JOIN datasets d USING (dataset_id)
+            WHERE list_contains(?, d.task) AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'""",
+        [tasks]).df()
+    out = {}
+    for task, g in df.groupby("task", sort=True):
+        n = np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"])))
+        if np.isfinite(n):
+            out[task] = int(n)
+    return out
+
+
+def logged_part_warning(tasks: dict) -> list:
+    """The warning (a list of at most one) of item-level tasks whose per-sample logs hold fewer documents than the
+    task has (logs of ``--limit`` runs): ``tasks`` maps a task to its manifest block, whose ``logged_documents``
+    gives the counts (``n_logged``, ``n_documents``)."""
+    part = {t: b["logged_documents"] for t, b in tasks.items() if isinstance(b.get("logged_documents"), dict)}
+    if not part:
+        return []
+    shown = [f"{t} {p.get('n_logged', 0):,} of {p.get('n_documents', 0):,}" for t, p in sorted(part.items())]
+    return [f"{plural(len(part), 'task')} with items logged for part of {'its' if len(part) == 1 else 'their'} "
+            f"documents (per-sample logs of lm-eval --limit runs, or of runs of part of a task): {listed(shown, 5)}; "
+            "the items are drawn from the logged documents, and each such task's estimate (and the benchmark's) is of "
+            "the logged documents' mean, not of the whole task's"]
+
+
 def aggregation(metric: str, config) -> str:
     """How lm-eval aggregates ``metric`` (``name,filter``) over a task's documents: the task configuration's own
     ``metric_list`` entry (kept from its results file) where it names one, else lm-eval's default for the metric
@@ -163,8 +266,10 @@ def aggregation(metric: str, config) -> str:
 
 def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
                 warnings=None) -> dict:
-    """``task -> {benchmark, name, metric, n_items, scores}`` of the lm-eval tasks the query selects, each with its
-    number of documents (the largest ``n-samples`` its results files give) and the models' task scores (a Series).
+    """``task -> {benchmark, name, metric, n_items, scores, first_documents}`` of the lm-eval tasks the query selects,
+    each with its number of documents (the largest ``n-samples`` its results files give, or the full number a
+    ``--limit`` run kept), the models' task scores (a Series: each model's on the most documents) and, where models
+    scored only its first documents, their counts (:func:`_first_documents`).
 
     ``benchmarks`` (names or globs), ``datasets`` (a glob on dataset or task names), ``models`` and ``exclude_models``
     (globs) and ``metric`` (default: each dataset's primary one) select as ``reduce`` does. A task whose files give
@@ -200,11 +305,12 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
-        n = pd.to_numeric(g["n_samples"], errors="coerce").astype("float64").max()  # NaN, not NA, when none
+        # The task's documents: the most any result was scored on, or its full number a --limit run kept.
+        n = np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"])))
         if not np.isfinite(n) and bench == MMLU_BENCHMARK and name in MMLU_TEST_SIZES:
             n = MMLU_TEST_SIZES[name]  # lm-eval 0.3 wrote no n-samples; lm-eval 0.4's subject task is its test set
             known.append(name)
-        scores = g.groupby("model", sort=True)["value"].mean()
+        scores, scored = _most_documents(g)
         if task is None or not np.isfinite(n) or n < 2:
             unsized.append(name)
         # A score lm-eval computes over the whole task (MCC, corpus F1, BLEU, perplexity) is no mean of its documents'
@@ -215,7 +321,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
         elif not ((scores >= 0) & (scores <= 1)).all():
             beyond.append(f"{name} ({met}, {scores.min():g} to {scores.max():g})")
         else:
-            out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores}
+            out[task] = {"benchmark": bench, "name": name, "metric": met, "n_items": int(n), "scores": scores,
+                         "first_documents": _first_documents(n, scored)}
     left = [(unsized, "without a number of documents in the results files (n-samples, written by lm-eval 0.4.3 "
                         "and later)"),
             (corpus, "whose metric lm-eval computes over the whole task, not as a mean of its documents' scores (a "
@@ -228,6 +335,8 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
                         "writes none) sized by MMLU's test set (Hendrycks et al. 2021), the documents of lm-eval 0.4's "
                         "subject task")
     warnings += [f"{plural(len(names), 'task')} {why} left out: {listed(names, 5)}" for names, why in left if names]
+    warnings += first_documents_warning({t: b["first_documents"] for t, b in out.items() if b["first_documents"]})
+    warnings += older_readings_warning(df)
     if not out and (corpus or beyond):
         raise HarnessExtError("no item-level results match, and no lm-eval task that does has scores a sample's mean "
                               "estimates: " + "; ".join(f"{listed(names, 5)} {why.split(' (')[0]}"
@@ -472,7 +581,9 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
                     "items": encode_ids(np.arange(b["n_items"])), "sample": encode_ids(S),
                     "task_scores": {"models": [index[m] for m in b["scores"].index],
                                     "values": [round(float(v), 10) for v in b["scores"]]},
-                    "notes": []}
+                    "notes": first_documents_warning({t: b["first_documents"]}) if b["first_documents"] else []}
+        if b["first_documents"]:  # with the counts: predict and the exports can say what the estimate rests on
+            tasks[t]["first_documents"] = b["first_documents"]
     expected = design_expected(found, n_of, weights, level, random_state)
     bench = sorted({b["benchmark"] for b in found.values()})
     block = design_block("random", n_items, n_total, random_state, ESTIMATOR, level, allocation, n_strata,

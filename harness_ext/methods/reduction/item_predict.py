@@ -451,6 +451,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     (``harness_ext_estimate.py``) calls it with the run's own logged samples."""
     from ...report import listed
     from .item_benchmark import UNIFORM, benchmark_interval, manifest_correlation
+    from .item_design_only import logged_part_warning
     from .item_design_plan import check_binary_answers, design_estimator_for
 
     long = logs_as_manifest_tasks(manifest, long)  # lm-eval's group row hands the logs under lm-eval's names
@@ -463,7 +464,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     manifest = dict(manifest, design=dict(manifest["design"], estimator=name))
     tasks = manifest["tasks"]
     corr, corr_note = manifest_correlation(manifest, reg, name, list(tasks))
-    warnings += [corr_note] if corr_note else []
+    warnings += ([corr_note] if corr_note else []) + logged_part_warning(tasks)  # logs of --limit runs: said again
     wsum = sum(manifest["weights"].values())
     weights = np.array([manifest["weights"][t] / wsum for t in tasks])
     rows, aggs, cache = [], [], {}

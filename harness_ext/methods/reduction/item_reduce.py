@@ -379,11 +379,13 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     what the design's estimators need, (task -> weight, weighting))``: the weights make the harness's benchmark score
     (:func:`~.item_benchmark.task_weights`).
     """
-    from .item_design_only import group_weights
+    from .item_design_only import group_weights, logged_part_warning, task_documents
     from .item_design_plan import draw_task, items_per_task
     from .item_links import attach_link_fields
 
     read = read_populations(store, chosen, models, warnings, exclude_models)
+    # An lm-eval task its results files size beyond the documents logged: the logs are of part of it (--limit).
+    sizes = task_documents(store, [t for t, r in read.items() if r[0] == "lm_eval"])
     pops = {t: (r[3], r[4]) for t, r in read.items()}
     # As the harness's benchmark score: lm-eval's group of these tasks where the store holds its score.
     weights, weighting = group_weights(store, {t: {"metric": r[1], "n_items": len(r[2]),
@@ -394,6 +396,8 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     for task, (bench, met, ids, M, cols, notes, stored) in read.items():
         S, infos[task], fields = draw_task(design, M, n_of[task], task_seed(random_state, task), n_strata=n_strata,
                                            allocation=stratum_allocation)
+        if sizes.get(task, 0) > len(ids):  # said once for every such task below
+            fields = dict(fields, logged_documents={"n_logged": len(ids), "n_documents": sizes[task]})
         for m in cols:
             if m not in index:
                 index[m] = len(names)
@@ -407,6 +411,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
                        "population": {"models": [index[m] for m in cols], "scores": encode_scores(M)},
                        "notes": notes}
         warnings += [f"{task}: {n}" for n in notes]
+    warnings += logged_part_warning(tasks)
     attach_link_fields(store, tasks)  # what predict matches a new model's file of the task under another name by
     return names, tasks, pops, samples, infos, (weights, weighting)
 
