@@ -576,7 +576,7 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
             bad.append(f"{t} ({e!r} of {o!r})")
     if cut:  # a score over the first documents only: not the task's score over all of them
         src.note(f"{len(cut)} task{'s' * (len(cut) != 1)} scored on part of {'its' if len(cut) == 1 else 'their'} documents (--limit): "
-                 + ", ".join(f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items()))
+                 + listed((f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items())), 8)
                  + "; the full number of documents is kept with the task (reduce --items draws from all of them)")
     if bad:
         src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "

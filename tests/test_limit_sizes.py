@@ -192,3 +192,19 @@ def test_a_copy_of_the_fixture_reads_the_same(tmp_path):
     shutil.copytree(POP, tmp_path / "pop")
     _ingest(tmp_path / "s.duckdb", [tmp_path / "pop"])
     assert _sizes(tmp_path / "s.duckdb") == {t: "24" for t in TASKS}
+
+
+def test_the_limit_note_of_many_tasks_names_eight_and_counts_the_rest():
+    """A --limit run of 40 tasks noted every one on one line; eight are named, then how many more."""
+    from harness_ext.adapters.lm_eval import _note_limited
+
+    class _Src:
+        notes: list = []
+
+        def note(self, text):
+            self.notes.append(text)
+
+    src = _Src()
+    _note_limited({"n-samples": {f"t{i:02d}": {"effective": 5, "original": 50 + i} for i in range(40)}}, src)
+    assert src.notes[0].startswith("40 tasks scored on part of their documents (--limit): t00 5 of 50, ")
+    assert "t07 5 of 57 and 32 more;" in src.notes[0] and "t08" not in src.notes[0]
