@@ -60,7 +60,7 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.lm_eval_tasks import N_DOCUMENTS
+from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
@@ -546,8 +546,8 @@ def read_v04(src: SourceFile):
 
 
 def _count(v) -> bool:
-    """Whether ``v`` is a document count as lm-eval writes one: an int (not a bool) from 0 below 2**63."""
-    return v.__class__ is int and 0 <= v < 2**63
+    """Whether ``v`` is a document count as lm-eval writes one: an int (not a bool) from 0 to :data:`MAX_DOCUMENTS`."""
+    return v.__class__ is int and 0 <= v <= MAX_DOCUMENTS
 
 
 def full_size(entry: dict) -> Optional[int]:
@@ -580,8 +580,8 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
                  + "; the full number of documents is kept with the task (reduce --items draws from all of them)")
     if bad:
         src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "
-                 "not counts of documents (integers from 0, original not below effective): their original not kept: "
-                 + listed(sorted(bad), 8))
+                 f"not counts of documents (integers from 0 to {MAX_DOCUMENTS:,}, original not below effective): "
+                 "their original not kept: " + listed(sorted(bad), 8))
 
 
 def _note_inline(doc: dict, src: SourceFile) -> None:

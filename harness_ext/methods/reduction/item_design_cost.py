@@ -28,6 +28,7 @@ def document_sizes(facts) -> tuple:
     MMLU's test set for its 57 subjects when the files give none (lm-eval 0.3); None too when a dataset's metric is
     not a mean of its documents' scores (:func:`~.item_design_only.aggregation`)."""
     from ...benchmarks import MMLU_TEST_SIZES
+    from ...store.lm_eval_tasks import MAX_DOCUMENTS
 
     from .item_design_only import aggregation
 
@@ -37,7 +38,8 @@ def document_sizes(facts) -> tuple:
     if any(aggregation(str(m.get("metric") or ""), None) != "mean" for m in metas):  # MCC, corpus F1, perplexity
         return None, None
     ns = [m.get("n_samples") for m in metas]
-    if all(isinstance(v, (int, float)) and np.isfinite(v) and v >= 2 for v in ns):
+    # A count above MAX_DOCUMENTS is no task's size (a store read before counts were checked may hold one).
+    if all(isinstance(v, (int, float)) and np.isfinite(v) and 2 <= v <= MAX_DOCUMENTS for v in ns):
         return np.array(ns, dtype=float), "n-samples from the results files"
     if all(m.get("benchmark") == "mmlu" and c in MMLU_TEST_SIZES for c, m in zip(facts.columns, metas)):
         return np.array([MMLU_TEST_SIZES[c] for c in facts.columns], dtype=float), "MMLU's test set"

@@ -33,7 +33,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import listed, plural
 from ...store.globs import matches, select_names
-from ...store.lm_eval_tasks import N_DOCUMENTS
+from ...store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
 
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
@@ -158,9 +158,11 @@ def _selected(df: pd.DataFrame, benchmarks, datasets, models, exclude_models) ->
 
 
 def _counts(col: pd.Series) -> np.ndarray:
-    """A column of document counts as floats (NaN: unknown; text, negatives and fractions are no counts)."""
+    """A column of document counts as floats (NaN: unknown; text, negatives, fractions and counts above
+    :data:`~harness_ext.store.lm_eval_tasks.MAX_DOCUMENTS`, which a store read before it was checked may hold, are no
+    counts)."""
     x = pd.to_numeric(col, errors="coerce").astype("float64").to_numpy()
-    return np.where((x >= 0) & (x == np.floor(x)), x, np.nan)
+    return np.where((x >= 0) & (x == np.floor(x)) & (x <= MAX_DOCUMENTS), x, np.nan)
 
 
 def _most_documents(g: pd.DataFrame) -> tuple:
