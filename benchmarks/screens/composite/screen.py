@@ -7,16 +7,24 @@ model x task score table with known sizes is a screen with a known truth.
 
 The composite: the source models' task scores (raw or logit) give a prior N(mu, L L' + diag(psi)) (rank r by SVD,
 psi the residual variances); a target's vector of sample means y has design variances D (smoothed: from the
-composite's own estimate, two passes); the posterior mean mu + S (S + D)^-1 (y - mu) and variance
+composite's own estimate, three passes); the posterior mean mu + S (S + D)^-1 (y - mu) and variance
 S - S (S + D)^-1 S give each task's estimate and normal interval; the benchmark row is the weighted sum
-(delta method in logit space). Variants: ``lt`` (limited translation: the composite moves at most c design standard
-errors from the sample mean; interval centred there, half-width max(model-based, design-based) + the shift beyond
-zero of the design's; see ``_limited``).
+(delta method in logit space).
+
+Settings ``name:space:rank:psi_floor[:vague:adapt:shape:lam_floor]``: ``vague`` multiplies the first factor's prior
+sd (a target's overall level read from its own sample means), ``adapt=1`` scales the task-specific variance per
+target by the Fay-Herriot moment estimate over its tasks, ``shape=flat`` gives every task the same task-specific
+variance. A name with ``~conf`` scales the posterior sd by the factor that gives 90% coverage on folds of the sources
+(inside-like: a random quarter; frontier-like: the weakest 60% fitted, the strongest quarter the targets; a target
+whose sample means' benchmark score is beyond every source's takes the frontier-like factor). ``--lt c`` adds, per
+setting, the limited-translation variants (``+lt``: the composite at most c design standard errors from the sample
+mean, interval the union of the composite's and the design's; ``+lts``: the design's half-width about the capped
+estimate); their benchmark row is the sample mean's.
 
 Protocols: inside (random 25% of the models are targets, the rest sources, re-drawn per seed) and frontier (sources
 the weakest 50% by the benchmark score, targets the strongest 30%). 20 draws per target per seed.
 
-Usage: python benchmarks/screens/composite/screen.py --seeds 0-9 --out screen_dev.json [--variants ...]
+Usage: benchmarks/screens/composite/run.sh OUT (every command, in order); summarise.py OUT/final_all.json for tables.
 """
 
 from __future__ import annotations
@@ -41,7 +49,9 @@ def load_tables(stores: list, items_root: str | None) -> dict:
     for label, path, bench in stores:
         s = Store.open(path, read_only=True)
         t = sized_tasks(s, [bench], None, None, None, None, [])
-        F = pd.DataFrame({k: v["scores"] for k, v in t.items()}).dropna()
+        F = pd.DataFrame({k: v["scores"] for k, v in t.items()})
+        # the dense block: tasks scored by at least half of the models, then the models with all of them
+        F = F.loc[:, F.notna().sum() >= 0.5 * F.notna().sum().max()].dropna()
         N = pd.Series({k: t[k]["n_items"] for k in F.columns}, dtype=float)
         out[label] = (F, N)
     if items_root:
