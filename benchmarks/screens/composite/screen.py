@@ -126,6 +126,10 @@ def posterior(k, n, N, prior, space, vague=0.0, adapt=False, lam_floor=0.25, pas
             r = y - mu - f @ L.T
             lam = np.maximum(lam_floor, ((r ** 2 - D).sum(axis=1) / psi.sum()))[:, None]
         pt = _expit(m) if space == "logit" else np.clip(m, 0, 1)
+    if adapt:  # the estimate and its variance at the last scale (the loop's last solve used the one before)
+        A = LL[None] + (lam * psi + D)[:, None, :] * np.eye(T)[None]
+        G = np.linalg.solve(A, (y - mu)[..., None])[..., 0]
+        m = mu + (G @ L) @ L.T + lam * psi * G
     Sig = LL[None] + (lam * psi)[:, None, :] * np.eye(T)[None]
     K = np.linalg.solve(A, Sig)  # A^-1 Sigma
     V = Sig - np.swapaxes(Sig, 1, 2) @ K
