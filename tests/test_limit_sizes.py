@@ -162,7 +162,7 @@ def _edited(tmp_path, counts: dict) -> Path:
     return out
 
 
-@pytest.mark.parametrize("original", [4, "24", 24.5, -3, True, 2**70, None, [24]])
+@pytest.mark.parametrize("original", [4, "24", 24.5, -3, True, 2**40, 2**70, None, [24]])
 def test_counts_that_are_no_counts_are_noted_not_kept(tmp_path, original):
     f = _edited(tmp_path, {"toy_task_00": {"original": original, "effective": 8}})
     [rep] = _ingest(tmp_path / "s.duckdb", [f])
@@ -208,3 +208,34 @@ def test_the_limit_note_of_many_tasks_names_eight_and_counts_the_rest():
     _note_limited({"n-samples": {f"t{i:02d}": {"effective": 5, "original": 50 + i} for i in range(40)}}, src)
     assert src.notes[0].startswith("40 tasks scored on part of their documents (--limit): t00 5 of 50, ")
     assert "t07 5 of 57 and 32 more;" in src.notes[0] and "t08" not in src.notes[0]
+
+
+def test_a_count_beyond_any_task_is_no_size_and_reduce_draws_without_enumerating_it(tmp_path):
+    """An n-samples of 2**40 documents made reduce --items enumerate them (8 TiB); a store read before counts were
+    bounded may still hold one as a result's n_samples: it is no size there either."""
+    import numpy as np
+    import pandas as pd
+
+    from harness_ext.methods.reduction.item_design_only import _counts
+    from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS
+
+    got = _counts(pd.Series([2**40, MAX_DOCUMENTS, MAX_DOCUMENTS + 1, 24]))
+    assert np.isnan(got[0]) and got[1] == MAX_DOCUMENTS and np.isnan(got[2]) and got[3] == 24
+    f = _edited(tmp_path, {"toy_task_00": {"original": 2**40, "effective": 8}})
+    _ingest(tmp_path / "s.duckdb", [f])
+    red = reduce_items(str(tmp_path / "s.duckdb"), 3)
+    assert red.manifest["tasks"]["toy_task_00"]["n_items"] == 8
+
+
+def test_the_random_documents_line_takes_no_count_beyond_any_task():
+    """reduce's line on what the subset's cost buys as random documents drew from every dataset's n_samples; one of
+    2**40 (a store read before counts were bounded) stopped numpy's hypergeometric draws."""
+    from types import SimpleNamespace
+
+    from harness_ext.methods.reduction.item_design_cost import document_sizes
+
+    meta = {c: {"benchmark": "lm_eval", "metric": "acc", "n_samples": n} for c, n in (("a", 100), ("b", 2**40))}
+    assert document_sizes(SimpleNamespace(columns=["a", "b"], meta=meta)) == (None, None)
+    meta["b"]["n_samples"] = 200
+    sizes, _ = document_sizes(SimpleNamespace(columns=["a", "b"], meta=meta))
+    assert list(sizes) == [100, 200]
