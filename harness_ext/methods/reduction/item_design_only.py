@@ -266,6 +266,16 @@ def aggregation(metric: str, config) -> str:
     return CORPUS_METRICS.get(name, "mean")
 
 
+def _lacking(store, df: pd.DataFrame, metric, benchmarks, datasets, models, exclude_models) -> list:
+    """The warning (a list of at most one) naming the tasks the query selects that lack the ``metric`` asked for
+    (``df``: the results that have it): said, not dropped unsaid."""
+    if metric is None:
+        return []
+    lack = sorted(set(_selected(_results(store, None), benchmarks, datasets, models, exclude_models)["name"])
+                  - set(df["name"]))
+    return [f"{plural(len(lack), 'task')} without {metric} left out: {listed(lack, 5)}"] if lack else []
+
+
 def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_models=None, metric=None,
                 warnings=None) -> dict:
     """``task -> {benchmark, name, metric, n_items, scores, first_documents}`` of the lm-eval tasks the query selects,
@@ -292,11 +302,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     df = _selected(_results(store, metric), benchmarks, datasets, models, exclude_models)
     if df.empty:
         raise NoTaskScores(_no_scores(store, benchmarks, datasets, models, exclude_models, metric))
-    if metric is not None:  # the tasks the query selects that lack the metric asked for: said, not dropped unsaid
-        lack = sorted(set(_selected(_results(store, None), benchmarks, datasets, models, exclude_models)["name"])
-                      - set(df["name"]))
-        if lack:
-            warnings.append(f"{plural(len(lack), 'task')} without {metric} left out: {listed(lack, 5)}")
+    warnings += _lacking(store, df, metric, benchmarks, datasets, models, exclude_models)
     sizable = (df["benchmark"] == MMLU_BENCHMARK) & df["name"].isin(list(MMLU_TEST_SIZES))  # MMLU's test set
     if df["n_samples"].isna().all() and not sizable.any():  # lm-eval 0.3's files: said before asking to choose
         raise HarnessExtError(NO_SIZES)
