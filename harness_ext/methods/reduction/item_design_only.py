@@ -183,6 +183,12 @@ def _largest(counts: np.ndarray) -> float:
     return float(known.max()) if len(known) else np.nan
 
 
+def _task_size(g: pd.DataFrame) -> float:
+    """A task's number of documents from its results ``g`` (columns ``n_samples``, ``n_documents``): the most any
+    result was scored on, or its full number a ``--limit`` run kept (NaN: none known)."""
+    return float(np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"]))))
+
+
 def _first_documents(n: float, scored: pd.Series) -> dict:
     """What a task's scores rest on when models scored only its first documents (``--limit``): ``{}`` when every
     model's score covers its ``n`` documents (or says not), else ``{"documents_scored", "n_documents",
@@ -235,7 +241,7 @@ def task_documents(store, tasks) -> dict:
         [tasks]).df()
     out = {}
     for task, g in df.groupby("task", sort=True):
-        n = np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"])))
+        n = _task_size(g)
         if np.isfinite(n):
             out[task] = int(n)
     return out
@@ -313,8 +319,7 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     configs = stored_configs(store, [t for t in df["task"].dropna().unique()] + list(df["name"].unique()))
     for (bench, name, met), g in df.groupby(["benchmark", "name", "metric"], sort=True):
         task = lm_eval_task({"benchmark": bench, "name": name, "task": g["task"].iloc[0], "harness": LM_EVAL_HARNESS})
-        # The task's documents: the most any result was scored on, or its full number a --limit run kept.
-        n = np.fmax(_largest(_counts(g["n_samples"])), _largest(_counts(g["n_documents"])))
+        n = _task_size(g)
         if not np.isfinite(n) and bench == MMLU_BENCHMARK and name in MMLU_TEST_SIZES:
             n = MMLU_TEST_SIZES[name]  # lm-eval 0.3 wrote no n-samples; lm-eval 0.4's subject task is its test set
             known.append(name)
