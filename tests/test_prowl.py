@@ -699,3 +699,30 @@ def test_prowl_says_when_models_have_a_win_rate_on_one_dataset_only(tmp_path, ca
     assert any(note in w for w in json.loads((tmp_path / "a.json").read_text())["warnings"])
     assert main([*common, "--dense", "models", "--out", str(tmp_path / "b")]) == 0
     assert "one dataset only" not in capsys.readouterr().err
+
+
+def test_the_table_keeps_the_whole_subset_and_only_the_printed_table_shortens_it(tmp_path):
+    """S* was cut to its first three datasets and '... (+k)' in the table itself, so prowl_table.csv and --json held
+    a name list a script could not use (HELM Classic's GREEDY MAXIMUM: 'IMDB, HellaSwag, NarrativeQA, ... (+1)')."""
+    X = low_rank(m=25, d=10, seed=3, noise=0.3)
+    rep = prowl_table(pd.DataFrame(X, columns=[f"d{i}" for i in range(10)]), n_random=30, target=0.999,
+                      similarities=["pearson"])
+    long = {m: r.subset for m, r in rep.results.items() if len(r.subset) > 3}
+    assert long, "the test needs a subset of more than three datasets"
+    for method, subset in long.items():
+        assert rep.table.loc[method, "S*"] == ", ".join(subset)
+        assert f"{', '.join(subset[:3])}, ... (+{len(subset) - 3})" in rep.render()
+    records = json.loads(rep.to_json())["tables"]["prowl"]
+    assert {r["method"]: r["S*"] for r in records if r["method"] in long} == {m: ", ".join(s) for m, s in long.items()}
+
+
+def test_the_one_dataset_note_says_most_only_when_most_are_on_it():
+    """Two models each on a dataset of their own were said to be 'most of them on' the first: now each is counted."""
+    X = low_rank(m=20, d=5, seed=4)
+    X[0, 1:] = np.nan  # on d0 only
+    X[1, [0, 1, 3, 4]] = np.nan  # on d2 only
+    rep = prowl_table(pd.DataFrame(X, columns=[f"d{i}" for i in range(5)]), n_random=10, similarities=["pearson"])
+    assert "2 of 20 models have a win rate on one dataset only (1 on d0, 1 on d2): their" in rep.warnings[0]
+    X[2, 1:] = np.nan  # two of three on d0
+    rep = prowl_table(pd.DataFrame(X, columns=[f"d{i}" for i in range(5)]), n_random=10, similarities=["pearson"])
+    assert "3 of 20 models have a win rate on one dataset only (most of them on d0)" in rep.warnings[0]

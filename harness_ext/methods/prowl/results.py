@@ -184,6 +184,8 @@ class ProwlReport(Result):
         shown = self.table.copy()
         shown["|S*|"] = shown["|S*|"].map(
             lambda v: "" if pd.isna(v) else (f"{v:.1f}" if v != int(v) else f"{int(v)} of {self.n_datasets}"))
+        shown["S*"] = [_first_three(self.results[m].subset) if m in self.results else s
+                       for m, s in shown["S*"].items()]
         return f"{self.title}\n{format_table(shown, floatfmt=self.floatfmt)}"
 
     def plot(self, path=None, title: str = ""):
@@ -204,6 +206,11 @@ class ProwlReport(Result):
             rows.append({"method": f"RANDOM (n = {self.baseline.n_runs}) mean", "k": k + 1, "eta": mean[k], "dataset_added": None,
                          "q05": lo[k], "q95": hi[k]})
         return pd.DataFrame(rows)
+
+
+def _first_three(subset) -> str:
+    """A subset as the printed table shows it: its first three datasets and how many more (the CSV holds all)."""
+    return ", ".join(subset) if len(subset) <= 3 else f"{', '.join(subset[:3])}, ... (+{len(subset) - 3})"
 
 
 def _plot_curves(results: dict, baseline: Optional[RandomBaseline], target: float, n_models: int, d: int,

@@ -245,9 +245,14 @@ def _single_dataset_note(wr: np.ndarray, names) -> list:
     single = n_rated == 1
     if not single.any():
         return []
-    only = int(np.argmax((single[:, None] & ~np.isnan(wr)).sum(axis=0)))
-    return [f"{int(single.sum())} of {wr.shape[0]} models have a win rate on one dataset only (most of them on "
-            f"{names[only]}): their mean win rate is the same on every subset holding it, so coverage favours the "
+    per = (single[:, None] & ~np.isnan(wr)).sum(axis=0)
+    only = int(np.argmax(per))
+    # "most of them" only when it is so: 1 of 2 such models is not most
+    where = (f"most of them on {names[only]}" if 2 * per[only] > single.sum() else
+             ", ".join(f"{per[j]} on {names[j]}" for j in np.argsort(-per, kind="stable")[:3] if per[j])
+             + (f" and {int((per > 0).sum()) - 3} more datasets" if (per > 0).sum() > 3 else ""))
+    return [f"{int(single.sum())} of {wr.shape[0]} models have a win rate on one dataset only ({where}): their "
+            "mean win rate is the same on every subset holding it, so coverage favours the "
             "datasets most models ran; to compare subsets on models that ran several, restrict the models "
             "(--models, or --dense models)"]
 
@@ -320,7 +325,7 @@ def prowl_table(
         results[res.label] = res
         rows.append({"method": res.label, "SCAUC": res.scauc, "|S*|": float(res.n_star) if res.n_star else np.nan,
                      "AUC>=random": res.auc_vs_random, "Max2>=random": res.max2_vs_random,
-                     "S*": ", ".join(res.subset) if res.n_star <= 3 else f"{', '.join(res.subset[:3])}, ... (+{res.n_star - 3})",
+                     "S*": ", ".join(res.subset),  # whole: the CSV and JSON hold it; the printed table shortens it
                      "note": ""})
     table = pd.DataFrame(rows).set_index("method")
     if not table["note"].astype(bool).any():
