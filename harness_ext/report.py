@@ -383,9 +383,12 @@ def progress(iterable: Iterable, total: Optional[int] = None, desc: str = "", di
     if disable is None:
         import logging
 
-        # -q (the harness_ext loggers at ERROR) silences the bars too.
+        # -q (the command line's stderr handler at ERROR, or the harness_ext logger) silences the bars too.
+        logger = logging.getLogger("harness_ext")
+        streams = [h for h in logger.handlers if isinstance(h, logging.StreamHandler)]
         disable = (bool(os.environ.get("HARNESS_EXT_NO_PROGRESS")) or not sys.stderr.isatty()
-                   or logging.getLogger("harness_ext").getEffectiveLevel() >= logging.ERROR)
+                   or logger.getEffectiveLevel() >= logging.ERROR
+                   or (bool(streams) and all(h.level >= logging.ERROR for h in streams)))
     return tqdm(iterable, total=total, desc=desc, disable=disable, file=sys.stderr, leave=False)
 
 

@@ -175,3 +175,26 @@ def test_verbose_before_or_after_the_command(tmp_path, argv):
     assert logging.getLogger("harness_ext").level == logging.INFO
     assert main(["info", "--db", db]) == 0
     assert logging.getLogger("harness_ext").level == logging.WARNING
+
+
+def test_quiet_json_keeps_the_warnings_in_the_document(tmp_path, capsys):
+    """With -q the logger was set to ERROR, so the --json collector never saw a warning: a scripted `--json out -q`
+    lost '--dense dropped ...' and every other warning, which the same run without -q records."""
+    folder = _toybench(tmp_path / "lm", n=8)
+    db = str(tmp_path / "s.duckdb")
+    (folder / "m7" / "results_2025-01-01T00-00-00.json").unlink()  # one model without toy_c: --dense drops it
+    doc = json.loads((folder / "m6" / "results_2025-01-01T00-00-00.json").read_text())
+    del doc["results"]["toy_c"]
+    (folder / "m7" / "results_2025-01-01T00-00-00.json").write_text(json.dumps({**doc, "model_name": "org/m7", "config": {
+        "model": "hf", "model_args": "pretrained=org/m7"}}))
+    assert main(["ingest", "--db", db, "-q", str(folder)]) == 0
+    docs = {}
+    for quiet in ([], ["-q"]):
+        out = tmp_path / f"p{len(quiet)}.json"
+        capsys.readouterr()
+        assert main(["stalk", "--db", db, "--dense", "models", "--out", str(tmp_path / f"o{len(quiet)}"), "--json",
+                     str(out), *quiet]) == 0
+        err = capsys.readouterr().err
+        docs[bool(quiet)] = json.loads(out.read_text())["warnings"]
+        assert ("warning:" in err) == (not quiet)
+    assert any("--dense dropped" in w for w in docs[True]) and docs[True] == docs[False]

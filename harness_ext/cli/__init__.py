@@ -127,7 +127,10 @@ def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
         handler.addFilter(_lower_level)
         logger.addHandler(handler)
         logger.propagate = False
-    logger.setLevel(level)
+    # -q quiets stderr, not what is logged: a --json document still gets the warnings (its collector reads the
+    # logger), so the logger stays at WARNING and the stderr handler takes the level.
+    handler.setLevel(level)
+    logger.setLevel(min(level, logging.WARNING))
     import warnings
 
     # Python warnings (a broken or clashing plugin's) as one `warning: message` line each, no file:line of the
@@ -135,7 +138,7 @@ def configure_logging(verbose: int = 0, quiet: int = 0) -> None:
     # warnings.formatwarning's two lines, at the WARNING level whatever -q says.
     warnings.showwarning = _show_warning
     pw = logging.getLogger("py.warnings")
-    pw.setLevel(level)
+    pw.setLevel(min(level, logging.WARNING))
     if handler not in pw.handlers:
         pw.addHandler(handler)
         pw.propagate = False
