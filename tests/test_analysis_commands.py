@@ -300,3 +300,19 @@ def test_weights_rank_change_table_says_its_sign_and_its_ties():
     text = compare_schemes(pd.DataFrame(X, index=[f"m{i}" for i in range(10)]), ["uniform", "distance"]).render()
     assert "Δrank = rank under uniform weights - rank under the scheme (positive: ranked higher)" in text
     assert "models tied under distance 2 of 10" in text
+
+
+def test_weights_tie_caption_counts_the_groups_of_tied_models():
+    """Medoids on 3 prompts put HELM Lite GSM8K's 83 models in 3 groups (58, 17, 8): the caption said 'medoids 83 of
+    83', read as every model tied; it now gives the groups."""
+    import pandas as pd
+
+    from harness_ext.methods.weighting import compare_schemes
+
+    rng = np.random.default_rng(6)
+    X = rng.random((10, 8))
+    X[1] = X[0]
+    X[3] = X[2]
+    X[4] = X[2]
+    text = compare_schemes(pd.DataFrame(X, index=[f"m{i}" for i in range(10)]), ["uniform", "distance"]).render()
+    assert "models tied under distance 5 of 10 in 2 groups, the largest of 3" in text
