@@ -898,3 +898,22 @@ def test_cli_weights_runs_on_more_models_than_a_float_factorial_holds(tmp_path, 
     s = json.loads((tmp_path / "w" / "summary.json").read_text())
     assert s["random_weights"]["n_models"] == 180
     assert "180 models x 7 columns" in capsys.readouterr().out
+
+
+def test_a_prompt_csv_cell_that_is_no_number_is_named_by_row_and_column(tmp_path):
+    """pandas' 'Unable to parse string 'x' at position 1' named neither the column nor the row."""
+    from harness_ext.errors import HarnessExtError
+    from harness_ext.methods.weighting.prompts import read_prompt_matrix
+
+    path = tmp_path / "q.csv"
+    path.write_text("item,a,b\nq1,1,0\nq2,x,1\nq3,1,yes\n")
+    with pytest.raises(HarnessExtError) as exc:
+        read_prompt_matrix(path)
+    assert str(exc.value) == f"{path}: 2 scores not a number, the first 'x' in row 'q2', column 'a'"
+
+
+def test_the_dense_message_counts_in_the_singular_too():
+    from harness_ext.methods.reduction.manifest import dense_cut_message
+
+    msg = dense_cut_message({"models": ["m1", "m2"], "datasets": ["GSM8K"], "observed_cells": 1})
+    assert msg.startswith("--dense dropped 2 models (m1, m2) and 1 dataset (GSM8K) with 1 observed cell to reach")

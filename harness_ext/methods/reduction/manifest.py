@@ -98,10 +98,10 @@ def dense_cut_message(dropped: dict) -> str:
     ms, ds = dropped.get("models") or [], dropped.get("datasets") or []
     parts = []
     if ms:
-        parts.append(f"{len(ms)} models ({', '.join(ms[:5])}{' ...' if len(ms) > 5 else ''})")
+        parts.append(f"{plural(len(ms), 'model')} ({', '.join(ms[:5])}{' ...' if len(ms) > 5 else ''})")
     if ds:
-        parts.append(f"{len(ds)} datasets ({', '.join(ds[:5])}{' ...' if len(ds) > 5 else ''})")
-    return (f"--dense dropped {' and '.join(parts)} with {dropped.get('observed_cells', 0)} observed cells to reach a "
+        parts.append(f"{plural(len(ds), 'dataset')} ({', '.join(ds[:5])}{' ...' if len(ds) > 5 else ''})")
+    return (f"--dense dropped {' and '.join(parts)} with {plural(dropped.get('observed_cells', 0), 'observed cell')} to reach a "
             "complete block; without --dense every observed cell is used")
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ...errors import HarnessExtError, MethodError
+from ...report import plural
 
 
 def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
@@ -41,10 +42,12 @@ def read_prompt_matrix(path, layout: str = "prompt-rows") -> pd.DataFrame:
         raw = pd.read_csv(io.StringIO(text), index_col=0)
     except Exception as exc:  # noqa: BLE001 - any parse failure is the user's file
         raise HarnessExtError(f"{path}: cannot read CSV: {exc}") from exc
-    try:
-        df = raw.apply(pd.to_numeric, errors="raise").astype(float)
-    except (ValueError, TypeError) as exc:
-        raise HarnessExtError(f"{path}: non-numeric score: {exc}") from exc
+    df = raw.apply(pd.to_numeric, errors="coerce").astype(float)
+    bad = df.isna().to_numpy() & raw.notna().to_numpy()
+    if bad.any():  # the cell, not pandas' "at position 1" of a column it does not name
+        r, c = map(int, np.argwhere(bad)[0])
+        raise HarnessExtError(f"{path}: {plural(int(bad.sum()), 'score')} not a number, the first {raw.iat[r, c]!r} "
+                              f"in row {raw.index[r]!r}, column {raw.columns[c]!r}")
     if layout == "prompt-rows":
         df = df.T
     df.index = df.index.map(str)
