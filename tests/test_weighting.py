@@ -917,3 +917,34 @@ def test_the_dense_message_counts_in_the_singular_too():
 
     msg = dense_cut_message({"models": ["m1", "m2"], "datasets": ["GSM8K"], "observed_cells": 1})
     assert msg.startswith("--dense dropped 2 models (m1, m2) and 1 dataset (GSM8K) with 1 observed cell to reach")
+
+
+def test_the_score_axes_of_weights_plots_say_what_the_scores_are(tmp_path, monkeypatch):
+    """'weighted score' and 'average score' alone: on the command line they are normalised scores, not a
+    benchmark's points; the size curves' sizes are counts (no 1.5 ticks)."""
+    import harness_ext.report as report
+    from harness_ext.methods.weighting import random_weight_analysis, size_curves
+
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, path: figs.append(fig) or path)
+    df = pd.DataFrame(np.random.default_rng(2).random((8, 5)), index=[f"m{i}" for i in range(8)])
+    random_weight_analysis(df, n_draws=200).plot(tmp_path / "d.png", kind="distribution", scale="units X")
+    size_curves(df).plot(tmp_path / "s.png", scale="units X")
+    assert figs[0].axes[0].get_xlabel() == "weighted score (units X)"
+    assert figs[1].axes[0].get_ylabel().startswith("average score, units X")
+    ticks = figs[1].axes[0].get_xticks()
+    assert np.allclose(ticks, np.round(ticks))
+
+
+def test_the_weights_command_labels_its_plots_with_the_scale(tmp_path, monkeypatch):
+    import harness_ext.report as report
+    from harness_ext.cli import main
+
+    labels = []
+    monkeypatch.setattr(report, "save_figure",
+                        lambda fig, path: labels.append([a.get_xlabel() + a.get_ylabel() for a in fig.axes]) or path)
+    q = tmp_path / "q.csv"
+    q.write_text("item,a,b,c\n" + "".join(f"p{i},{i % 2},{(i // 2) % 2},{int(i % 3 == 0)}\n" for i in range(12)))
+    assert main(["weights", "--prompts", str(q), "--analyses", "random", "--draws", "200", "--out",
+                 str(tmp_path / "o")]) == 0
+    assert any("weighted score (each prompt's score as logged)" in text for text in labels[-1])

@@ -18,16 +18,18 @@ from .output import emit, show_part
 log = logging.getLogger(__name__)
 
 #: Per analysis: its key in summary.json, its heading when skipped, the CSV file of each of its tables,
-#: and its plots as (file, keyword arguments of ``result.plot``; ``"top"`` is ``--top``).
+#: and its plots as (file, keyword arguments of ``result.plot``; ``"top"`` is ``--top``, ``"scale"`` what the
+#: scores are, the short form of the text's ``scores:`` line).
 ANALYSIS_OUTPUTS = {
     "schemes": ("schemes", "weighting schemes",
                 {"scheme_scores.csv": "scores", "scheme_rank_change.csv": "rank_change", "scheme_weights.csv": "weights"},
                 [("rank_changes.png", {"top": "top"})]),
     "random": ("random_weights", None,
                {"random_weights.csv": "scores", "pairwise.csv": "pairwise", "pairwise_exact.csv": "pairwise_exact"},
-               [("pairwise.png", {"kind": "pairwise"}), ("score_distribution.png", {"kind": "distribution", "top": "top"})]),
+               [("pairwise.png", {"kind": "pairwise"}),
+                ("score_distribution.png", {"kind": "distribution", "top": "top", "scale": "scale"})]),
     "size": ("size_curves", "increasing benchmark size", {"size_summary.csv": "by_size"},
-             [("size_curves.png", {"top": "top10"})]),
+             [("size_curves.png", {"top": "top10", "scale": "scale"})]),
     "permutation": ("permutation_test", "permutation test", {"permutation_pvalues.csv": "pvalues"}, []),
     "silhouette": ("silhouette", "silhouette", {}, []),
 }
@@ -176,14 +178,14 @@ def _analyse(name: str, df, args, scheme_params: dict):
     return w.silhouette_test(X, args.silhouette_permutations, args.random_state, args.max_clusters)
 
 
-def _write(name: str, result, out: Path, top: int) -> list:
+def _write(name: str, result, out: Path, top: int, scale: str = "") -> list:
     """Write one analysis's CSV tables and plots to ``out``; returns the plot paths."""
     _, _, csvs, plots = ANALYSIS_OUTPUTS[name]
     tables = result.tables()
     for filename, key in csvs.items():
         if tables.get(key) is not None:
             write_file(out / filename, csv_text(tables[key]))
-    sizes = {"top": top, "top10": min(top, 10)}
+    sizes = {"top": top, "top10": min(top, 10), "scale": scale}
     drawn = [result.plot(out / filename, **{k: sizes.get(v, v) for k, v in kwargs.items()}) for filename, kwargs in plots]
     return [p for p in drawn if p is not None]  # None: the result says why it has no plot
 
@@ -221,6 +223,9 @@ _SCALE_WORDS = {
     "none": "scores: each dataset in its own units (--normalise none)",
 }
 _PROMPT_SCALE = "scores: each prompt's score as logged, not normalised (--normalise applies to the store matrix only)"
+#: The same, short, on the plots' score axes.
+_SCALE_AXIS = {"chance": "normalised per dataset: chance 0, best 1", "minmax": "min-max normalised per dataset",
+               "none": "each dataset's own units", "prompts": "each prompt's score as logged"}
 
 
 def run(args) -> int:
@@ -270,6 +275,7 @@ def run(args) -> int:
                              *report.completion.notes]
     show_part(report.header())
     scheme_params = {args.scheme: parse_key_values(args.param, "--param")}
+    scale = _SCALE_AXIS.get("prompts" if prompts else getattr(args, "normalise", "chance"), _SCALE_AXIS["chance"])
     with one_glyph_note():  # names no installed font draws: said once for all the plots, not once per plot
         for name in ANALYSES:  # always in this order, whatever the order of --analyses
             if name not in analyses:
@@ -281,7 +287,7 @@ def run(args) -> int:
                     raise
                 result, plots = str(exc), []
             else:
-                plots = _write(name, result, out, args.top)
+                plots = _write(name, result, out, args.top, scale)
             report.analyses.append((name, result, plots))
             show_part(report.block(name, result, plots))
 

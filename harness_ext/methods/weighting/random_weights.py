@@ -190,13 +190,13 @@ class RandomWeightsResult(Result):
         return (f" (uniform score {u:.4f}, the median model's {median:.4f}: relative to a score near 0, a shift is "
                 f"large whatever the weights; largest_abs_score_shift is the one to compare)")
 
-    def plot(self, path, kind: str = "pairwise", top: int = 20):
+    def plot(self, path, kind: str = "pairwise", top: int = 20, scale: str = ""):
         """Draw Ailem et al. Figure 4 (``kind="pairwise"``: how often the row model beats the column model) or
         Figure 12 (``kind="distribution"``: the ``top`` models' weighted-score distributions); returns the PNG path."""
         if kind == "pairwise":
             return plot_pairwise(self, path)
         if kind == "distribution":
-            return plot_score_distribution(self, path, top=top)
+            return plot_score_distribution(self, path, top=top, scale=scale)
         raise MethodError(f"kind must be 'pairwise' or 'distribution', got {kind!r}")
 
 
@@ -513,8 +513,9 @@ def plot_pairwise(res: RandomWeightsResult, path):
     return save_figure(fig, path)
 
 
-def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
-    """Like Ailem et al. Figure 12 (left): weighted-score distributions; black dot = uniform weights."""
+def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20, scale: str = ""):
+    """Like Ailem et al. Figure 12 (left): weighted-score distributions; black dot = uniform weights. ``scale``: what
+    the scores are (normalised, or the datasets' own units), on the axis."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
@@ -528,7 +529,7 @@ def plot_score_distribution(res: RandomWeightsResult, path, top: int = 20):
     ax.hlines(y, res.score_min[order], res.score_max[order], color="0.5", lw=1, label=f"range over {res.n_draws:,} draws")
     ax.plot(res.uniform[order], y, "ko", ms=4, label="uniform weights")
     ax.set_yticks(y, [short_name(res.models[i], 36) for i in order], fontsize=7)
-    ax.set_xlabel("weighted score")
+    ax.set_xlabel("weighted score" + (f" ({scale})" if scale else ""))
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title("Weighted score under random simplex weights", fontsize=9)
     return save_figure(fig, path)

@@ -102,9 +102,9 @@ class SizeCurves(Result):
             sizes = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, d // 4, d // 2, d} & set(range(1, d + 1)))
         return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt))
 
-    def plot(self, path, top: int = 10):
+    def plot(self, path, top: int = 10, scale: str = ""):
         """Average score against benchmark size for the ``top`` models, both orders (Ailem et al. Figures 3, 10, 11)."""
-        return plot_size_curves(self, path, top=top)
+        return plot_size_curves(self, path, top=top, scale=scale)
 
 
 def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 20) -> SizeCurves:
@@ -158,8 +158,9 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
     )
 
 
-def plot_size_curves(curves: SizeCurves, path, top: int = 10):
-    """Like Ailem et al. Figures 3/10/11: average score vs benchmark size, two panels."""
+def plot_size_curves(curves: SizeCurves, path, top: int = 10, scale: str = ""):
+    """Like Ailem et al. Figures 3/10/11: average score vs benchmark size, two panels; ``scale`` (what the scores
+    are) on the axis."""
     from ...report import get_pyplot, save_figure
 
     plt = get_pyplot()
@@ -172,6 +173,7 @@ def plot_size_curves(curves: SizeCurves, path, top: int = 10):
             ax.axhline(curves.full[mname], color=line.get_color(), ls=":", lw=0.8)
         ax.set_title(f"Average score as benchmark size increases: {title}", fontsize=9)
         ax.set_xlabel("benchmark size (columns)")
-    axes[0].set_ylabel("average score (dotted: full benchmark)")
+        ax.xaxis.get_major_locator().set_params(integer=True)  # a size is a count of columns: no 1.5
+    axes[0].set_ylabel("average score" + (f", {scale}" if scale else "") + "\n(dotted: full benchmark)")
     axes[1].legend(fontsize=6, loc="best")
     return save_figure(fig, path)
