@@ -614,3 +614,15 @@ def test_batches_put_the_thread_setting_back_when_the_query_fails():
         list(batches(con, "SELECT * FROM no_such_table", [], threads=3))
     assert con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
     con.close()
+
+
+def test_the_printed_matrix_says_what_its_scores_are(one_setting_store, capsys):
+    """The CSV on stdout held chance-normalised scores (ZeroEval's 76.64 on MMLU-Redux printed as 0.6885) and the
+    shape line on stderr did not say so."""
+    from harness_ext.cli import main
+
+    db = str(one_setting_store)
+    assert main(["matrix", "--db", db]) == 0
+    assert "; scores normalised per dataset: chance 0, best 1 (--normalise chance)" in capsys.readouterr().err
+    assert main(["matrix", "--db", db, "--normalise", "none"]) == 0
+    assert "; scores in each dataset's own units (--normalise none)" in capsys.readouterr().err

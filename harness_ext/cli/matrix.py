@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..report import Result
+from .shared_options import SCALE_AXIS
 
 log = logging.getLogger(__name__)
 
@@ -118,7 +119,9 @@ def run(args) -> int:
     else:
         # The CSV is the output (stdout, pipeable); its shape goes to stderr. With --json the JSON is the output.
         if getattr(args, "json_out", None) is None and not getattr(args, "quiet", 0):
-            print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing", file=sys.stderr)
+            how = getattr(args, "normalise", "chance")
+            print(f"{df.shape[0]} models x {df.shape[1]} datasets, {df.isna().to_numpy().mean():.1%} missing; scores "
+                  f"{SCALE_AXIS.get(how, how)} (--normalise {how})", file=sys.stderr)
         emit(args, result, show=getattr(args, "json_out", None) is None)
     for note in result.notes():
         log.warning(note)

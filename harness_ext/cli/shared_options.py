@@ -161,6 +161,11 @@ def add_matrix_arguments(parser: argparse.ArgumentParser, benchmark_required: bo
     )
 
 
+#: What the matrix's scores are, per ``--normalise``, in a few words (plots' axes, ``matrix``'s shape line).
+SCALE_AXIS = {"chance": "normalised per dataset: chance 0, best 1", "minmax": "min-max normalised per dataset",
+              "none": "in each dataset's own units"}
+
+
 def matrix_from_args(args, require_benchmark: bool = True, fingerprint: bool = True, say_dense: bool = True,
                      say_floor: bool = True) -> "pandas.DataFrame":
     """Build the performance matrix the matrix-selection options describe.

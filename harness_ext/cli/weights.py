@@ -14,6 +14,7 @@ from ..errors import HarnessExtError, MethodError
 from ..report import Result, dumps, one_glyph_note, plural
 from ..safe_output import csv_text, write_file
 from .output import emit, show_part
+from .shared_options import SCALE_AXIS
 
 log = logging.getLogger(__name__)
 
@@ -224,8 +225,7 @@ _SCALE_WORDS = {
 }
 _PROMPT_SCALE = "scores: each prompt's score as logged, not normalised (--normalise applies to the store matrix only)"
 #: The same, short, on the plots' score axes.
-_SCALE_AXIS = {"chance": "normalised per dataset: chance 0, best 1", "minmax": "min-max normalised per dataset",
-               "none": "each dataset's own units", "prompts": "each prompt's score as logged"}
+_SCALE_AXIS = {**SCALE_AXIS, "prompts": "each prompt's score as logged"}
 
 
 def run(args) -> int:
