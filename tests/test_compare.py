@@ -435,3 +435,17 @@ def test_default_k_max_is_cut_to_the_pool_an_explicit_one_is_not():
                                 show_progress=False).params["k_max"] == protocol.DEFAULT_K_MAX
     with pytest.raises(MethodError, match="k_max=12 exceeds the pool of 11"):
         compare.run_protocol(X, ["random-subset"], trials=2, k_max=12)
+
+
+def test_the_mae_columns_say_they_are_in_rank_positions(monkeypatch, tmp_path):
+    """AUC(MAE) 40.90 on the bake-off and the 'MAE' panel said nothing of what the MAE is of: mean ranks."""
+    import harness_ext.report as report
+
+    res = compare.run_protocol(_matrix(), ["random-subset", "kmeans"], seed=0, n_jobs=1, trials=3, k_max=4,
+                               show_progress=False)
+    assert "(MAE: the mean over models of |mean rank on the subset - mean rank on the trial's datasets|, in rank " \
+           "positions" in res.render()
+    figs = []
+    monkeypatch.setattr(report, "save_figure", lambda fig, path: figs.append(fig) or path)
+    res.plot(tmp_path / "c.png")
+    assert "MAE of mean ranks ↓" in [ax.get_title() for ax in figs[0].axes]

@@ -20,6 +20,10 @@ from ..ranking import METRIC_HIGHER_IS_BETTER, METRIC_LABELS, check_metrics
 from .statistics import (DEFAULT_TARGETS, baseline_name, holm, k_star, paired_wilcoxon, parse_target, quantile_band,
                          relative_gain, trapezoid_auc, wilcoxon_vs_best)
 
+#: What the MAE columns measure: a rank distance, not a score's (the other metrics are correlations and ranking scores).
+MAE_UNIT = ("(MAE: the mean over models of |mean rank on the subset - mean rank on the trial's datasets|, in rank "
+            "positions; its AUC is the area under that curve over k)")
+
 
 @dataclass
 class ProtocolResult(Result):
@@ -223,7 +227,8 @@ class ProtocolResult(Result):
         for m in self.metrics:
             arrow = "↑" if METRIC_HIGHER_IS_BETTER[m] else "↓"
             t1[f"AUC({METRIC_LABELS[m]}) {arrow}"] = [f"{a:.2f} ± {s:.2f}" for a, s in zip(auc[(m, "mean")], auc[(m, "std")])]
-        lines += [f"Table 1. AUC over k={k_lo}..{k_hi} (trapezoid), mean ± std over trials", format_table(t1), ""]
+        lines += [f"Table 1. AUC over k={k_lo}..{k_hi} (trapezoid), mean ± std over trials", format_table(t1)]
+        lines += [MAE_UNIT, ""] if "mae" in self.metrics else [""]
         kt = self.kstar_table(self.targets)
         wide = kt.pivot(index="selector", columns="target", values=["k*_mean", "k*_conservative"]).reindex(self.selectors)
         wide.columns = [f"{t}: {'mean' if c == 'k*_mean' else 'cons.'} k*" for c, t in wide.columns]
@@ -276,7 +281,7 @@ class ProtocolResult(Result):
                 if t_metric == metric:
                     ax.axhline(t_value, color="grey", ls=":", lw=1.2)
             arrow = "↑" if METRIC_HIGHER_IS_BETTER[metric] else "↓"
-            ax.set_title(f"{METRIC_LABELS[metric]} {arrow}")
+            ax.set_title(f"{METRIC_LABELS[metric]}{' of mean ranks' if metric == 'mae' else ''} {arrow}")
             ax.set_xlabel("subset size k")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.grid(alpha=0.3)
