@@ -948,3 +948,12 @@ def test_the_weights_command_labels_its_plots_with_the_scale(tmp_path, monkeypat
     assert main(["weights", "--prompts", str(q), "--analyses", "random", "--draws", "200", "--out",
                  str(tmp_path / "o")]) == 0
     assert any("weighted score (each prompt's score as logged)" in text for text in labels[-1])
+
+
+def test_the_size_table_says_what_its_orders_are():
+    from harness_ext.methods.weighting import size_curves
+
+    df = pd.DataFrame(np.random.default_rng(2).random((8, 6)), index=[f"m{i}" for i in range(8)])
+    text = size_curves(df, n_random_orders=5).render()
+    assert "(informative: columns added farthest first, each the largest mean cosine distance to those chosen, " \
+           "from a random start; random: the mean over 5 random orders)" in text

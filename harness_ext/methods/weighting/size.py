@@ -86,6 +86,7 @@ class SizeCurves(Result):
     random_order: list
     full: pd.Series
     by_size: pd.DataFrame
+    n_random_orders: int = 20
 
     title = "increasing benchmark size: mean |score - full score| and Spearman with full ranking"
 
@@ -100,7 +101,9 @@ class SizeCurves(Result):
         d = len(self.by_size)
         if sizes is None:
             sizes = sorted({1, 2, 3, 5, 10, 20, 50, 100, 200, 500, 1000, d // 4, d // 2, d} & set(range(1, d + 1)))
-        return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt))
+        caption = ("(informative: columns added farthest first, each the largest mean cosine distance to those "
+                   f"chosen, from a random start; random: the mean over {self.n_random_orders} random orders)")
+        return section(self.title, format_table(self.by_size.loc[sizes], self.floatfmt) + "\n" + caption)
 
     def plot(self, path, top: int = 10, scale: str = ""):
         """Average score against benchmark size for the ``top`` models, both orders (Ailem et al. Figures 3, 10, 11)."""
@@ -155,6 +158,7 @@ def size_curves(df: pd.DataFrame, random_state: int = 0, n_random_orders: int = 
         random_order=[cols[i] for i in rand_orders[0]],
         full=pd.Series(full, index=df.index),
         by_size=by_size,
+        n_random_orders=len(rand_orders),
     )
 
 
