@@ -248,8 +248,11 @@ def group_weights(store, found: dict) -> tuple:
 
     weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
     by_members = member_group(store, found)
-    if weighting != UNIFORM:  # MMLU's rule
-        return weights, weighting, dict(by_members, members_kept=True, weighted_by_size=True) if by_members else {}
+    if weighting != UNIFORM:  # MMLU's rule (its category groups weight their subjects by size too)
+        if not by_members:
+            return weights, weighting, {}
+        return (weights, weighting.replace("lm-eval's mmlu group", f"lm-eval's {by_members['name']} group"),
+                dict(by_members, members_kept=True, weighted_by_size=True))
     test = group_score_test(store, found, by_members.get("name"))
     if not by_members and not test:
         return weights, weighting, {}
