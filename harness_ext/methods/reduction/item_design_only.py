@@ -32,7 +32,7 @@ import pandas as pd
 
 from ...errors import HarnessExtError
 from ...report import listed, plural
-from ...store.globs import matches, select_names
+from ...store.globs import as_globs, matches, select_names
 from ...store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
 from .lm_eval_members import group_weights  # noqa: F401 (item_reduce imports it from here)
@@ -75,7 +75,7 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
     if held.empty:
         return ""
     asked = "; ".join(f"{flag} {v}" for flag, v in (
-        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", datasets), ("--metric", metric),
+        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", " ".join(as_globs(datasets))), ("--metric", metric),
         ("--models", models), ("--exclude-models", " ".join(exclude_models or ()))) if v)
     per = held.groupby("benchmark", sort=True)["name"].nunique()
     said = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())

@@ -124,6 +124,8 @@ def take_group_tasks(store, benchmarks, datasets) -> dict:
                 raise HarnessExtError(f"--benchmark {', '.join(g for g, _ in out['taken'])} (lm-eval group) and "
                                       f"--datasets {' '.join(as_globs(datasets))} select none of its tasks")
         globs = picked
+    if not out["taken"]:  # nothing taken: the query as given
+        return out
     out["benchmarks"] = new_benches or None
     out["datasets"] = tuple(dict.fromkeys(globs)) if globs else datasets
     return out
