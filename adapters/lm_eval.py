@@ -22,7 +22,10 @@ benchmark ``lm_eval``. Group rows (v0.4 ``groups`` / ``group_subtasks`` keys) ar
 aggregates of their subtasks: stored with ``kind='aggregate'`` (a prediction target
 that never enters a subset), ``mmlu`` and its four categories under benchmark ``mmlu``. A group
 the file lists without a score (``{" ": " ", "alias": ...}``) is stored as the mean of its tasks weighted
-by their sizes, when they share one metric (:func:`_unscored_groups`).
+by their sizes, when they share one metric (:func:`_unscored_groups`). A group's rows keep its direct members
+(``group_subtasks``: tasks and subgroups) in their dataset metadata (``members``), so ``reduce --items`` can take a
+group's tasks by its name; a member list that is not a list of distinct names, is longer than 5,000 or reaches its own
+group is said in the file's notes and not kept (:func:`~harness_ext.adapters.lm_eval_groups.group_members`).
 
 Chance level: a multiple-choice task whose ``configs`` entry lists its answer
 choices literally (``doc_to_choice: ["(A)", "(B)", "(C)", "(D)"]``) has chance
@@ -60,11 +63,11 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
+from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, MEMBERS, N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
-from .lm_eval_groups import inline_dataset, inline_groups, own_groups  # noqa: F401 (own_groups: callers import it from here)
+from .lm_eval_groups import group_members, inline_dataset, inline_groups, own_groups  # noqa: F401 (own_groups: callers import it from here)
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"
@@ -219,7 +222,10 @@ def _task_choices(doc: dict) -> dict:
 
 
 def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
-          configs: Optional[dict] = None, choices: Optional[dict] = None) -> ResultRows:
+          configs: Optional[dict] = None, choices: Optional[dict] = None, keep_members: bool = False) -> ResultRows:
+    """The rows of a results block (``keep_members``: a group's rows keep its direct members, from a results file
+    lm-eval wrote; the readers of printed tables and model cards rebuild ``group_subtasks`` from the rows they show,
+    which need not be all of a group's, so theirs are not kept)."""
     from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     configs = configs or {}
@@ -229,9 +235,11 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
     hib = doc.get("higher_is_better") or {}
     versions = doc.get("versions") if isinstance(doc.get("versions"), dict) else {}
     # group_subtasks lists leaf tasks with an empty list too; only keys with subtasks are groups.
-    groups = set(doc.get("groups") or {}) | {k for k, v in (doc.get("group_subtasks") or {}).items() if v}
+    subs = doc.get("group_subtasks") if isinstance(doc.get("group_subtasks"), dict) else {}  # else noted
+    groups = set(doc.get("groups") or {}) | {k for k, v in subs.items() if v}
     own = own_groups(doc.get("group_subtasks")) if groups else {}
     inline = inline_groups(doc.get("group_subtasks")) if groups else {}
+    members = group_members(subs)[0] if groups and keep_members else {}
     blocks = dict(results)
     for g, block in (doc.get("groups") or {}).items():
         blocks.setdefault(g, block)
@@ -275,6 +283,8 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
                 dmeta = {"harness": "lm-evaluation-harness", "version": version}
                 if version.__class__ in (str, int, float, _NONE):
                     plain_meta[version] = dmeta
+        if members and task in members:  # a group: its direct members go with it (reduce --items takes its tasks)
+            dmeta = {**dmeta, MEMBERS: members[task]}
         kinds += pair[task in groups]
         values += map(block.__getitem__, value_keys)  # C-level passes over the block
         stderrs += map(block.get, stderr_keys)  # a missing stderr's key is None: never a JSON key
@@ -539,10 +549,12 @@ def read_v04(src: SourceFile):
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
     _note_inline(doc, src)
+    _note_members(doc, src)
     return _check_proportions(_unscored_groups(drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
-        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc)), src), doc, src), src)
+        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), keep_members=True),
+        src), doc, src, keep_members=True), src)
 
 
 def _count(v) -> bool:
@@ -584,6 +596,17 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
                  "their original not kept: " + listed(sorted(bad), 8))
 
 
+def _note_members(doc: dict, src: SourceFile) -> None:
+    """Note the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
+    subs = doc.get("group_subtasks")
+    if subs is not None and not isinstance(subs, dict):
+        src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
+    bad = group_members(subs)[1]
+    if bad:
+        src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
+                 "--items cannot take its tasks by its name): " + listed(bad, 8))
+
+
 def _note_inline(doc: dict, src: SourceFile) -> None:
     """Note the groups stored under their parent's name (:func:`inline_groups`), with the names they are stored as."""
     inline = inline_groups(doc.get("group_subtasks"))
@@ -593,7 +616,7 @@ def _note_inline(doc: dict, src: SourceFile) -> None:
                  + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))
 
 
-def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
+def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, keep_members: bool = False) -> ResultRows:
     """``out`` with a score for each group the file lists without one, where its tasks make it.
 
     lm-eval writes a group whose YAML has no ``aggregate_metric_list`` as ``{" ": " ", "alias": ...}``: the
@@ -612,10 +635,11 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
         if not k.aggregate:
             rows.setdefault(k.task, ({}, n, ns))[0][k.metric] = v
     own, inline, made, left = None, None, [], []
+    members = group_members(subs)[0] if keep_members else {}
     for group, tasks in subs.items():
         if not isinstance(tasks, list) or not tasks or group in scored:
             continue
-        parts = [rows.get(t) for t in tasks]
+        parts = [rows.get(t) if t.__class__ is str else None for t in tasks]
         common = [m for m in parts[0][0] if all(m in p[0] for p in parts)] if all(parts) else []
         if not common or not all(p[2] for p in parts):
             left.append(group)  # a task without a score or a size, no metric in common, a group of groups
@@ -633,7 +657,8 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile) -> ResultRows:
             out.stderrs.append(None)
             out.num_fewshot.append(shot)
             out.n_samples.append(sum(sizes))
-            out.dataset_metadata.append({"harness": "lm-evaluation-harness", "version": None})
+            out.dataset_metadata.append({"harness": "lm-evaluation-harness", "version": None,
+                                         **({MEMBERS: members[group]} if group in members else {})})
         made.append(f"{group} ({', '.join(common)}; {len(tasks)} tasks)")
     if made:
         out._records = None
@@ -660,6 +685,7 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
+        # 6: a group keeps its direct members (group_subtasks) in its dataset metadata
         # 5: a --limit run's task keeps its full number of documents (n-samples original) in its dataset metadata
-        revision="5",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
+        revision="6",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
     )

@@ -60,3 +60,81 @@ def inline_groups(group_subtasks) -> dict:
 def inline_dataset(parent: str, group: str) -> str:
     """The dataset name of group ``group`` defined inside lm-eval group ``parent``: ``mmlu_redux_generative (stem)``."""
     return f"{parent} ({group})"
+
+
+#: The most direct members a group's list may hold to be kept (lm-eval's largest groups list a few hundred).
+MAX_MEMBERS = 5_000
+#: The longest member name kept (lm-eval's task names are a few dozen characters).
+MAX_NAME = 300
+
+
+def group_members(group_subtasks) -> tuple:
+    """``({group: [direct members]}, [what was not kept])`` of a v0.4 file's ``group_subtasks``.
+
+    A group's members are kept when its list is a list of distinct non-empty names (strings) of at most
+    :data:`MAX_NAME` characters, at most :data:`MAX_MEMBERS` of them, and the group does not reach itself through
+    its members (a cycle, which lm-eval cannot write: its groups form a tree). A task's own entry (an empty list)
+    names no group. Anything else is said (``"mmlu (a member is a dict)"``) and not kept: the file is a third
+    party's and the store keeps only what is a group's membership.
+    """
+    if not isinstance(group_subtasks, dict):
+        return {}, []
+    kept, bad = {}, []
+    for g, v in group_subtasks.items():
+        if not isinstance(v, list) or not v:
+            if v not in ([], None):
+                bad.append(f"{g} ({type(v).__name__}, not a list)")
+            continue
+        why = _bad_members(v)
+        if why:
+            bad.append(f"{g} ({why})")
+        else:
+            kept[g] = list(v)
+    cyclic = _on_cycles(kept)
+    for g in sorted(cyclic):
+        del kept[g]
+        bad.append(f"{g} (reaches itself through its members)")
+    return kept, bad
+
+
+def _bad_members(v: list) -> str:
+    """Why a member list is not kept (``""``: it is)."""
+    if len(v) > MAX_MEMBERS:
+        return f"{len(v):,} members, more than {MAX_MEMBERS:,}"
+    odd = next((m for m in v if m.__class__ is not str), None)
+    if odd is not None or any(m.__class__ is not str for m in v):
+        return f"a member is a {type(odd).__name__}"
+    if any(not m.strip() or len(m) > MAX_NAME for m in v):
+        return f"a member's name is empty or longer than {MAX_NAME} characters"
+    if len(set(v)) != len(v):
+        return "a member listed twice"
+    return ""
+
+
+def _on_cycles(members: dict) -> set:
+    """The groups of ``members`` that reach themselves through their members (iteratively: no recursion limit)."""
+    state: dict = {}  # 1: on the path, 2: done
+    cyclic: set = set()
+    for root in members:
+        if root in state:
+            continue
+        path, stack = [], [(root, iter(members[root]))]
+        state[root] = 1
+        path.append(root)
+        while stack:
+            g, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                stack.pop()
+                path.pop()
+                state[g] = 2
+                continue
+            if nxt not in members:
+                continue
+            if state.get(nxt) == 1:  # every group on the path from nxt back to here is on the cycle
+                cyclic.update(path[path.index(nxt):])
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(members[nxt])))
+    return cyclic

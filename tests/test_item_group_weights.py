@@ -145,10 +145,25 @@ def test_tasks_without_the_metric_asked_for_are_named(tmp_path, capsys):
     ("--datasets", "leaderboard_math_hard", "its tasks by name with --benchmark lm_eval --datasets"),
 ])
 def test_a_group_named_where_tasks_are_drawn_is_told_to_name_its_tasks(tmp_path, capsys, flag, name, tip):
+    """A store read before groups kept their members (tests/test_group_members.py: the group's tasks are taken)."""
     db = _store(tmp_path)
+    forget_members(db)
     assert _reduce(db, tmp_path / "r", flag, name) != 0
     err = capsys.readouterr().err
     assert f"{name} is an lm-eval group the store holds only as its score" in err and tip in err
+    assert "'harness-ext ingest --reread PATHS' reads them again and keeps it" in err
+
+
+def forget_members(db) -> None:
+    """Make ``db`` as the lm-eval 0.4 reader before revision 6 left it: no group's members, an older reader."""
+    import duckdb
+
+    with duckdb.connect(str(db)) as con:
+        for did, md in con.execute("SELECT dataset_id, metadata FROM datasets WHERE kind = 'aggregate'").fetchall():
+            md = json.loads(md)
+            md.pop("members", None)
+            con.execute("UPDATE datasets SET metadata = ? WHERE dataset_id = ?", [json.dumps(md), did])
+        con.execute("UPDATE sources SET reader = '5' WHERE adapter = 'lm_eval_v04'")
 
 
 def test_one_models_figures_are_said_in_the_singular(tmp_path, capsys):

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
+from .dataset_fill import fill_stored, filled, later_keys
 from .batch import _KIND_NAMES, _Cells, _columns, _float_column, _Frame, _int_column, _metadata
 from .rounding import agree
 from .tables import _DATASET_COLUMNS, _PAIR_COLUMNS, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS
@@ -177,6 +178,7 @@ class _BatchWrites:
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
+        fill = self._later_keys(c, desc_d, d_ids, d_first, new_datasets)
         stderr = _float_column(c.stderrs)  # None -> NaN
         n_samples, no_samples = _int_column(c.n_samples)
         value = np.fromiter(c.values, float, n)  # validated floats: no None to look for
@@ -190,11 +192,30 @@ class _BatchWrites:
                            repeat(now), cells.n_kept.tolist()))
         with self.transaction():
             self._append_new(sources, new_models, new_datasets, meta_rows)
+            fill_stored(self.con, fill)
             outcomes = self._insert_results(frame, items, cells)
             if before_commit is not None:
                 before_commit()
         self._remember(new_models, new_datasets, new_primary, list(shas))
         return outcomes
+
+    def _later_keys(self, c, desc_d: np.ndarray, d_ids: np.ndarray, d_first: list, new_datasets: dict) -> dict:
+        """The :data:`~.dataset_fill.FILLED_KEYS` a batch's later rows give datasets whose first row lacks them: put
+        into the new datasets' metadata here, returned ``{dataset_id: {key: value}}`` for the stored ones
+        (:func:`~.dataset_fill.fill_stored` writes them)."""
+        keys = later_keys(c.dmetas, desc_d[c.desc_codes])
+        if not keys:
+            return {}
+        out = {}
+        for code, got in keys.items():
+            rec = c.descs[d_first[code]]
+            dkey = (rec.benchmark, rec.dataset, rec.metric)
+            new = new_datasets.get(dkey)
+            if new is None:
+                out[int(d_ids[code])] = got
+            else:
+                new_datasets[dkey] = (*new[:11], filled(new[11], got), *new[12:])
+        return out
 
     def _remember(self, new_models: dict, new_datasets: dict, new_primary: set, shas: list) -> None:
         """Add what a committed write created to the id caches."""

@@ -41,6 +41,9 @@ CONFIG_KEY = "task_config"
 #: Key of a task's dataset metadata holding its full number of documents (lm-eval's ``n-samples`` ``original``),
 #: stored only from a run of part of them (``--limit``): a whole run's ``n_samples`` is that number already.
 N_DOCUMENTS = "n_documents"
+#: Key of an lm-eval group's dataset metadata (its ``kind='aggregate'`` rows) holding its direct members as the
+#: results file's ``group_subtasks`` lists them: task and subgroup names, lm-eval's own.
+MEMBERS = "members"
 #: The most documents a task's count may give: above it a results file's ``n-samples`` is no task's size (lm-eval's
 #: largest tasks hold hundreds of thousands), and drawing from it would enumerate the documents (80 MB here).
 MAX_DOCUMENTS = 10_000_000

@@ -622,3 +622,9 @@ def run_share(manifest: dict) -> str:
         return f"{c['items_run']} of {c['items_full']} items"
     k = len(manifest.get("subset") or [d for d in manifest["datasets"] if d.get("in_subset")])
     return f"{k} of {len(manifest['datasets'])}"
+
+
+def reduced_name(manifest: dict):
+    """The name of what a manifest estimates: the lm-eval group whose tasks it reduces (``leaderboard_bbh``, the
+    manifest's ``lm_eval_group``), else its benchmark (``mmlu``, ``lm_eval``; None when it has none)."""
+    return (manifest.get("lm_eval_group") or {}).get("name") or manifest.get("benchmark")

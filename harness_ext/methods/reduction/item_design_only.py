@@ -32,20 +32,21 @@ import pandas as pd
 
 from ...errors import HarnessExtError
 from ...report import listed, plural
-from ...store.globs import matches, select_names
+from ...store.globs import as_globs, matches, select_names
 from ...store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
+from .lm_eval_members import group_weights  # noqa: F401 (item_reduce imports it from here)
 
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
 ESTIMATOR = "sample_mean"
 #: The harness whose task documents the drawn indices name (lm-eval's ``--samples``).
 LM_EVAL = "lm-evaluation-harness"
-#: The adapter that reads lm-eval 0.4's results files (its revision 5 on keeps a --limit run's full task size).
+#: The adapter that reads lm-eval 0.4's results files.
 V04_READER = "lm_eval_v04"
+#: Its first revision that keeps a --limit run's full task size (6 on also keeps a group's members).
+SIZES_SINCE = 5
 #: Draws of the design per model and task for the expected figures (seeded by ``random_state``).
 DRAWS = 2000
-#: How close a group's stored score and its tasks' size-weighted mean are when it is that mean (float rounding only).
-SAME = 1e-9
 WHY = ("no item-level results for these tasks (per-sample logs, item-response tables): each task's items are drawn at "
        "random from its documents, counted by the results files (lm-eval's n-samples), and estimated by their mean "
        "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
@@ -74,7 +75,7 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
     if held.empty:
         return ""
     asked = "; ".join(f"{flag} {v}" for flag, v in (
-        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", datasets), ("--metric", metric),
+        ("--benchmark", ", ".join(benchmarks or ())), ("--datasets", " ".join(as_globs(datasets))), ("--metric", metric),
         ("--models", models), ("--exclude-models", " ".join(exclude_models or ()))) if v)
     per = held.groupby("benchmark", sort=True)["name"].nunique()
     said = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
@@ -92,6 +93,10 @@ def _groups_named(store, held: pd.DataFrame, names: list) -> str:
     named = [(b, g) for b, g in groups if any(g == n or matches(g, n) for n in names)]
     if not named:
         return ""
+    from .lm_eval_members import REREAD, stored_groups
+
+    kept = stored_groups(store)
+    bare = [g for _, g in named if (kept.get(g) or {}).get("members") is None]
     tips = []
     for bench, g in named[:3]:
         under = held[held["benchmark"] == bench]
@@ -100,7 +105,8 @@ def _groups_named(store, held: pd.DataFrame, names: list) -> str:
                     f"{g}: its tasks by name with --benchmark {bench} --datasets")
     return (f". {listed([g for _, g in named], 3)} {'is an lm-eval group' if len(named) == 1 else 'are lm-eval groups'} "
             f"the store holds only as {'its score' if len(named) == 1 else 'their scores'}: reduce --items draws the "
-            f"documents of tasks, so name {'its' if len(named) == 1 else 'their'} tasks ({'; '.join(tips)})")
+            f"documents of tasks, so name {'its' if len(named) == 1 else 'their'} tasks ({'; '.join(tips)})"
+            + (f"; {REREAD.format(what=listed(bare, 3))}" if bare else ""))
 
 
 def design_only_text(manifest: dict, unit: str, level: str) -> str:
@@ -214,14 +220,11 @@ def first_documents_warning(limited: dict) -> list:
 
 
 def older_readings_warning(df: pd.DataFrame) -> list:
-    """The warning (a list of at most one) of results read by an older revision of the lm-eval 0.4 reader, which
-    kept no task's full number of documents: a task those files ran with ``--limit`` is sized by its first ones."""
-    from ...plugin_manager import get_registrations
-
-    reg = get_registrations("adapters").get(V04_READER)
-    if reg is None:
-        return []
-    n = int(((df["adapter"] == V04_READER) & (df["reader"].astype(object) != str(reg.revision))).sum())
+    """The warning (a list of at most one) of results read by a revision of the lm-eval 0.4 reader before
+    :data:`SIZES_SINCE`, which kept no task's full number of documents: a task those files ran with ``--limit`` is
+    sized by its first ones."""
+    older = pd.to_numeric(df["reader"].astype(object), errors="coerce")
+    n = int(((df["adapter"] == V04_READER) & ~(older >= SIZES_SINCE)).sum())  # NULL: read before revisions were kept
     return [f"{plural(n, 'result')} read from lm-eval 0.4 results files by an older harness-ext, which kept no "
             "task's full number of documents: a task those files ran with --limit is drawn from the documents they "
             "scored, its first ones, not from all of it ('harness-ext ingest --reread PATHS' reads them again with "
@@ -358,70 +361,6 @@ def sized_tasks(store, benchmarks=None, datasets=None, models=None, exclude_mode
     if not out:
         raise HarnessExtError(NO_SIZES)
     return out
-
-
-def size_weighted_group(store, found: dict) -> dict:
-    """lm-eval's group whose score the store holds as the mean of exactly ``found``'s tasks weighted by their
-    documents: ``{"name", "n_models"}`` (``{}`` when there is none).
-
-    lm-eval's groups mostly weight their tasks by size (``weight_by_size: true``: the ``mmlu``, ``bbh`` and Open LLM
-    Leaderboard groups), some not; the store keeps a group's score (the file's, or the size-weighted mean ``ingest``
-    makes for a group written without one) but not its tasks. A group is this one when, in every run (results file)
-    that gives its score and these tasks' (on ``found``'s metric), its score is their size-weighted mean (to 1e-9:
-    both come from the same numbers), and in one at least not their unweighted mean, so the benchmark row is the
-    group's. Runs are compared one by one: a model's runs may differ.
-    """
-    metrics = {b["metric"] for b in found.values()}
-    sizes = np.array([b["n_items"] for b in found.values()], dtype=float)
-    if len(found) < 2 or len(metrics) != 1 or np.all(sizes == sizes[0]):  # equal sizes: by size is uniform
-        return {}
-    key = {}  # a dataset or task name -> found's task
-    for t, b in found.items():
-        key.setdefault(str(b.get("name") or t), t)
-        key.setdefault(t, t)
-    names = sorted(key)
-    marks = ", ".join("?" * len(names))
-    rows = store.con.execute(
-        f"""SELECT d.name, d.task, coalesce(d.kind, 'dataset') = 'aggregate' AS is_group, m.name AS model,
-                   r.source_id, r.value
-            FROM results r JOIN datasets d USING (dataset_id) JOIN models m USING (model_id)
-            WHERE d.metric = ? AND json_extract_string(d.metadata, '$.harness') = '{LM_EVAL}'
-              AND (coalesce(d.kind, 'dataset') = 'aggregate' OR d.name IN ({marks}) OR d.task IN ({marks}))""",
-        [metrics.pop(), *names, *names]).df()
-    if rows.empty or not rows["is_group"].any():
-        return {}
-    parts = rows[~rows["is_group"]].assign(t=lambda f: [key.get(n, key.get(k)) for n, k in zip(f["name"], f["task"])])
-    runs = parts.dropna(subset=["t"]).pivot_table(index=["source_id", "model"], columns="t", values="value",
-                                                   aggfunc="first").reindex(columns=list(found)).dropna()
-    if runs.empty:
-        return {}
-    weighted = pd.Series(runs.to_numpy() @ (sizes / sizes.sum()), index=runs.index)
-    plain = runs.mean(axis=1)
-    for name, g in rows[rows["is_group"]].groupby("name", sort=True):
-        g = g.set_index(["source_id", "model"])["value"]
-        both = g.index.intersection(runs.index)
-        if both.empty:
-            continue
-        if ((g.loc[both] - weighted.loc[both]).abs() <= SAME).all() and \
-                ((weighted.loc[both] - plain.loc[both]).abs() > SAME).any():
-            return {"name": str(name), "n_models": int(both.get_level_values("model").nunique())}
-    return {}
-
-
-def group_weights(store, found: dict) -> tuple:
-    """``(task -> weight, weighting)`` of the benchmark made of ``found``'s tasks (``task -> {metric, n_items,
-    scores}``): :func:`~.item_benchmark.task_weights`, or, where that is the unweighted mean and the store holds the
-    score of an lm-eval group that is these tasks' size-weighted mean (:func:`size_weighted_group`), their documents,
-    so the benchmark row is that group's score as lm-eval makes it."""
-    from .item_benchmark import UNIFORM, task_weights
-
-    weights, weighting = task_weights({t: b["n_items"] for t, b in found.items()})
-    group = size_weighted_group(store, found) if weighting == UNIFORM else {}
-    if not group:
-        return weights, weighting
-    return ({t: float(b["n_items"]) for t, b in found.items()},
-            f"tasks weighted by their documents, as lm-eval's {group['name']} group (the store's {group['name']} score "
-            f"is that mean for {plural(group['n_models'], 'model')})")
 
 
 def scored_only_warning(store, manifest: dict, query: dict) -> list:
@@ -583,7 +522,7 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
     check_design(design, ESTIMATOR, n_items, n_total, (allocation, stratum_allocation), n_strata, ESTIMATOR)
     warnings = list(warnings)
     found = sized_tasks(store, benchmarks, datasets, models, exclude_models, metric, warnings)
-    weights, weighting = group_weights(store, found)
+    weights, weighting, group = group_weights(store, found)
     n_of = allocate_documents(found, weights, n_items, n_total, allocation)
     names = sorted({m for b in found.values() for m in b["scores"].index})
     index = {m: i for i, m in enumerate(names)}
@@ -606,7 +545,8 @@ def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets
         "tool": {"name": "harness-ext", "version": __version__}, "group_name": group_name,
         "benchmark": bench[0] if len(bench) == 1 else group_name,
         "design": dict(block, population=NO_POPULATION),
-        "models": names, "weights": weights, "weighting": weighting, "tasks": tasks,
+        "models": names, "weights": weights, "weighting": weighting, **({"lm_eval_group": group} if group else {}),
+        "tasks": tasks,
         "datasets": [{"name": t, "benchmark": "lm_eval", "metric": b["metric"], "task": t, "num_fewshot": None}
                      for t, b in tasks.items()],
         "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),

@@ -30,6 +30,7 @@ import pandas as pd
 
 from ...errors import HarnessExtError
 from ...report import plural
+from .harness_names import reduced_name
 from .item_harness_tasks import logs_as_manifest_tasks
 from .item_design_plan import is_design_only
 from .item_manifest import item_positions, log_numbers, task_population, task_scores
@@ -517,7 +518,7 @@ def predict_logged_items(manifest: dict, long: pd.DataFrame, sources: dict, warn
     unknown = sorted(set(long["task"]) - set(tasks))
     if unknown:
         warnings.append(f"logs of tasks not in the manifest ignored: {', '.join(unknown[:10])}")
-    score = {"benchmark": manifest.get("benchmark"), "metric": _metric_label(tasks),
+    score = {"benchmark": reduced_name(manifest), "metric": _metric_label(tasks),
              "weighting": manifest.get("weighting", UNIFORM), "estimator": name}
     return ItemPrediction(table=pd.DataFrame(rows), aggregate=pd.DataFrame(aggs), warnings=warnings, sources=sources,
                           manifest=manifest, manifest_path=None if manifest_path is None else str(manifest_path),

@@ -376,8 +376,8 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     ``n_items`` per task, or ``n_total`` over the tasks (:func:`~.item_design_plan.items_per_task`);
     drawn under ``design`` (:func:`~.item_design_plan.draw_task`), seeded per task. Returns ``(model
     names, task blocks for the manifest, task -> (answers, models), task -> sampled columns, task ->
-    what the design's estimators need, (task -> weight, weighting))``: the weights make the harness's benchmark score
-    (:func:`~.item_benchmark.task_weights`).
+    what the design's estimators need, (task -> weight, weighting, lm-eval group))``: the weights make the harness's
+    benchmark score (:func:`~.lm_eval_members.group_weights`).
     """
     from .item_design_only import group_weights, logged_part_warning, task_documents
     from .item_design_plan import draw_task, items_per_task
@@ -388,7 +388,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     sizes = task_documents(store, [t for t, r in read.items() if r[0] == "lm_eval"])
     pops = {t: (r[3], r[4]) for t, r in read.items()}
     # As the harness's benchmark score: lm-eval's group of these tasks where the store holds its score.
-    weights, weighting = group_weights(store, {t: {"metric": r[1], "n_items": len(r[2]),
+    weights, weighting, group = group_weights(store, {t: {"metric": r[1], "n_items": len(r[2]),
                                                    "scores": pd.Series(_task_means(r[3]), index=r[4])}
                                                for t, r in read.items()})
     n_of = items_per_task(pops, weights, n_items, n_total, allocation) if pops else {}
@@ -413,7 +413,7 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
         warnings += [f"{task}: {n}" for n in notes]
     warnings += logged_part_warning(tasks)
     attach_link_fields(store, tasks)  # what predict matches a new model's file of the task under another name by
-    return names, tasks, pops, samples, infos, (weights, weighting)
+    return names, tasks, pops, samples, infos, (weights, weighting, group)
 
 
 def excluded_population(store, chosen: list, models, exclude_models, warnings: list) -> dict:
@@ -478,7 +478,7 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
     chosen, picked = pick_metrics(cat, metric)
     warnings = list(warnings) + picked
     gone = excluded_population(store, chosen, models, exclude_models, warnings) if exclude_models else None
-    names, tasks, pops, samples, infos, (weights, weighting) = draw_items(
+    names, tasks, pops, samples, infos, (weights, weighting, group) = draw_items(
         store, chosen, n_items, models, random_state, warnings, n_total=n_total, design=design, allocation=allocation,
         n_strata=n_strata, stratum_allocation=stratum_allocation, exclude_models=exclude_models)
     if not tasks:  # reduce_items then draws from the lm-eval tasks' sizes, which need no population answers
@@ -492,7 +492,8 @@ def build_item_manifest(store, n_items=None, *, benchmarks=None, datasets: Optio
         "benchmark": benchmark[0] if len(benchmark) == 1 else group_name,
         "design": design_block(design, n_items, n_total, random_state, estimator, level, allocation, n_strata,
                                stratum_allocation, ESTIMATOR_WHY if estimator == DEFAULT_ESTIMATOR else None),
-        "models": names, "weights": weights, "weighting": weighting, "tasks": tasks,
+        "models": names, "weights": weights, "weighting": weighting, **({"lm_eval_group": group} if group else {}),
+        "tasks": tasks,
         "datasets": [{"name": t, "benchmark": b["benchmark"], "metric": b["metric"], "task": t, "num_fewshot": None}
                      for t, b in tasks.items()],
         "cost": {"items_run": int(sum(b["n_run"] for b in tasks.values())),
@@ -528,12 +529,15 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
     from .item_design_only import NoTaskScores, build_design_only_manifest, scored_only_warning
     from .item_harness_tasks import attach_harness_tasks, declared_harness_tasks
     from .lm_eval_group import task_list_warnings
+    from .lm_eval_members import take_group_tasks
     from .lm_eval_release import FIELD, attach_release
     from .manifest import attach_lm_eval_tasks
 
     if db in (None, ":memory:") or not Path(db).exists():
         raise HarnessExtError(f"--items needs a store with item-level results; {db} does not exist")
     with Store.open(db, read_only=True) as store:
+        taken = take_group_tasks(store, kwargs.get("benchmarks"), kwargs.get("datasets"))
+        kwargs = dict(kwargs, benchmarks=taken["benchmarks"], datasets=taken["datasets"])
         try:
             manifest = build_item_manifest(store, n_items, **kwargs)
             manifest["warnings"] += scored_only_warning(store, manifest, kwargs)
@@ -546,6 +550,8 @@ def reduce_items(db, n_items: int, local_data=(), **kwargs) -> ItemReduceResult:
                 manifest = build_design_only_manifest(store, n_items, **kw)
             except NoTaskScores as none:  # nothing either way: what the store's item-level results are (and scores)
                 raise (HarnessExtError(f"{exc}; {none}") if str(none) else exc) from None
+        if taken["notes"]:  # what a group named in the query stood for, said with the count
+            manifest["groups_taken"] = taken["notes"]
         declared = declared_harness_tasks(store, {(b.get("benchmark"), t) for t, b in manifest["tasks"].items()})
     # Item ids of other sources are positions in their own order, not lm-eval documents: no definition looked up,
     # but a name lm-eval has itself (HELM Lite's "mmlu") must not make the group run lm-eval's task instead. A table

@@ -17,6 +17,7 @@ from .inspect_samples import FILE_NAME as INSPECT_FILE, inspect_only, inspect_ta
 from .item_benchmark import correlation_text, weighted_text
 from .item_design_only import design_only_text
 from .item_design_plan import is_design_only
+from .lm_eval_members import group_text
 
 
 #: What the expected errors rest on: one draw of items, which every held-out model shares, so the models are not
@@ -29,6 +30,12 @@ DRAW_NOTE = ("These figures are for this draw of items, which every held-out mod
 
 #: The ``unit`` column of :meth:`ItemReduceResult.to_frame`, by whether every task's scores are proportions.
 UNITS = {True: "0-1", False: "task scale"}
+
+
+def _taken_text(manifest: dict) -> str:
+    """What the lm-eval groups named in the query stood for (``" Groups named: leaderboard_bbh: its 24 tasks ..."``)."""
+    notes = manifest.get("groups_taken") or []
+    return f" Groups named: {'; '.join(notes)}." if notes else ""
 
 
 class ItemReduceResult(Result):
@@ -99,7 +106,7 @@ class ItemReduceResult(Result):
                   else f"{d['n_per_task']} per task")
         head = (f"{s['items_run']:,} of {s['items_full']:,} items ({s['share_run']:.1%}) in "
                 f"{plural(self.manifest['cost']['tasks'], 'task')}, {how}; {budget}; estimator {s['estimator']}"
-                f"{weighted_text(self.manifest)}.\n")
+                f"{weighted_text(self.manifest)}.{group_text(self.manifest)}{_taken_text(self.manifest)}\n")
         if is_design_only(self.manifest):
             head += design_only_text(self.manifest, unit, lvl)
         else:
@@ -145,6 +152,7 @@ class ItemReduceResult(Result):
         Returns the path written, or the matplotlib figure when ``path`` is None.
         """
         from ...report import get_pyplot, save_figure
+        from .harness_names import reduced_name
 
         table, unit, _ = self._shown_table()
         plt = get_pyplot()
@@ -164,7 +172,7 @@ class ItemReduceResult(Result):
         ax.grid(axis="y", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # outside: it hid the tallest marks
         c = self.manifest["cost"]
-        ax.set_title(f"{self.manifest.get('benchmark') or 'benchmark'}: {c['items_run']:,} of {c['items_full']:,} items "
+        ax.set_title(f"{reduced_name(self.manifest) or 'benchmark'}: {c['items_run']:,} of {c['items_full']:,} items "
                      + ("(the design, for the store's models' scores)" if is_design_only(self.manifest)
                         else "(held-out population models)"))
         return fig if path is None else save_figure(fig, path)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness_ext.methods.reduction.harness_names import (glob_names_warning, lm_eval_metric, lm_eval_task_list,
                                                        metric_label, metric_parts, path_like_tasks, reads_as_file,
-                                                       LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, run_share,
+                                                       LM_EVAL_HARNESS, OWN_TASK_BENCHMARKS, reduced_name, run_share,
                                                        helm_only, split_by_comma, task_list_name)
 from harness_ext.methods.reduction.inspect_samples import (FILE_NAME as INSPECT_FILE, inspect_only,
                                                           write_inspect_sample_ids)
@@ -377,7 +377,7 @@ def write_items_lm_eval_yaml(manifest: dict, out_dir) -> list:
     if not listed:
         return [_group_file(out_dir / f"{group}.yaml", title, run, notes, None, none), samples] + inspect + written
     run += version_notes(sources, [runs_as[t] for t in listed], True, estimated)
-    doc = {"group": group, "group_alias": f"{manifest.get('benchmark') or group} ({'estimated from ' * estimated}"
+    doc = {"group": group, "group_alias": f"{reduced_name(manifest) or group} ({'estimated from ' * estimated}"
                                           f"{run_share(manifest)})",
            "task": [runs_as[t] for t in listed]}
     files = [samples] + inspect

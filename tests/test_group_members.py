@@ -1,0 +1,239 @@
+"""lm-eval groups keep their direct members at ingest, and ``reduce --items`` takes a group's tasks by its name.
+
+lm-eval 0.4's results files list each group's members (``group_subtasks``); the lm-eval 0.4 reader keeps them in the
+group's dataset metadata (``members``). ``reduce --items --datasets leaderboard_musr`` (or ``--benchmark``) then
+draws the documents of the group's leaf tasks, a reduction of exactly one group's tasks is named after it (the
+written group's alias, ``predict``'s estimate row), and whether lm-eval weights the group's tasks by size is tested
+on each run's own sizes (a ``--limit`` run's too). Files used: the real lm-eval output under ``tests/fixtures``
+(``lm_eval_groups``: lm-eval 0.4.13 with nested groups; ``lm_eval_limit_items``: ``--limit`` runs), the hand-made
+files of ``tests/test_item_group_weights.py`` (after public Open LLM Leaderboard v2 results files) and, when present,
+the shared lm-eval 0.4 results (``HARNESS_EXT_SHARED_DATA``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import duckdb
+import pytest
+from test_item_group_weights import MATH, MUSR, SCORES, _leaderboard_run, _store, _with_a_second_mc_task, forget_members
+
+from harness_ext.cli import main
+from harness_ext.methods.reduction.manifest import load_manifest
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+NESTED = next((FIXTURES / "lm_eval_groups" / "Qwen__Qwen3.5-9B").glob("results_*.json"))
+LIMITED = FIXTURES / "lm_eval_limit_items" / "population"
+SHARED = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", "/nonexistent")) / "lm-eval-harness" / \
+    "v04_results_from_pull_refs" / "results"
+
+
+def _members(db) -> dict:
+    """``{group dataset name: members}`` as the store keeps them."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT DISTINCT name, json_extract(metadata, '$.members') FROM datasets "
+                           "WHERE kind = 'aggregate'").fetchall()
+    return {n: json.loads(m) if m else None for n, m in rows}
+
+
+def _reduce(db, out, *extra, items="10") -> int:
+    return main(["reduce", "--db", str(db), "--items", items, "--out", str(out), "--no-plot", *extra])
+
+
+def test_ingest_keeps_each_groups_direct_members_of_a_real_results_file(tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(NESTED)]) == 0
+    kept = _members(db)
+    assert kept["mmlu_redux_generative"] == ["stem", "other", "social sciences", "humanities"]
+    assert len(kept["mmlu_redux_generative (stem)"]) == 19  # the subgroup, under its parent's name
+    from harness_ext.methods.reduction.lm_eval_members import leaf_tasks, stored_groups
+    from harness_ext.store.db import Store
+
+    with Store.open(db, read_only=True) as store:
+        leaves, unknown = leaf_tasks(stored_groups(store), "mmlu_redux_generative")
+    assert len(leaves) == 57 and not unknown and all(t.startswith("mmlu_redux_") and t.endswith("_generative") for t in leaves)
+
+
+def test_printed_tables_and_model_cards_keep_no_members(tmp_path):
+    """Their readers rebuild group_subtasks from the rows shown, which need not be all of a group's."""
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(FIXTURES / "lm_eval_tables"),
+                 str(FIXTURES / "lm_eval_details_cards")]) == 0
+    assert _members(db) and not any(_members(db).values())
+
+
+@pytest.mark.parametrize("subtasks,why", [
+    ({"g": ["a", {"x": 1}]}, "a member is a dict"),
+    ({"g": "a,b"}, "str, not a list"),
+    ({"g": ["a", "h"], "h": ["g"]}, "reaches itself through its members"),
+    ({"g": ["g", "a"]}, "reaches itself through its members"),
+    ({"g": ["a"] + [f"t{i}" for i in range(6000)]}, "6,001 members, more than 5,000"),
+    ({"g": ["a", "a"]}, "a member listed twice"),
+    ({"g": ["a", "x" * 400]}, "longer than 300 characters"),
+    ({"g": [["a"]]}, "a member is a list"),
+    (["g"], "group_subtasks is a list, not an object of groups"),
+])
+def test_member_lists_that_are_no_groups_members_are_noted_and_not_kept(tmp_path, capsys, subtasks, why):
+    doc = {"results": {"a": {"acc,none": 0.5, "alias": "a"}, "b": {"acc,none": 0.7, "alias": "b"},
+                       "g": {"acc,none": 0.6, "alias": "g"}},
+           "n-samples": {"a": {"original": 10, "effective": 10}, "b": {"original": 30, "effective": 30}},
+           "group_subtasks": subtasks, "config": {"model_args": "pretrained=x"}}
+    path = tmp_path / "results_x.json"
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert why in captured.out + captured.err
+    assert not any(_members(db).values())
+
+
+@pytest.mark.parametrize("flag,group,tasks", [("--datasets", "leaderboard_musr", MUSR),
+                                              ("--benchmark", "leaderboard_math_hard", MATH)])
+def test_a_group_named_takes_its_tasks_and_names_the_reduction(tmp_path, capsys, flag, group, tasks):
+    db = _store(tmp_path)
+    out = tmp_path / "r"
+    assert _reduce(db, out, flag, group) == 0
+    text = capsys.readouterr().out
+    assert f"Groups named: {group}: its {len(tasks)} tasks (lm-eval group, members kept at ingest)" in text
+    m = load_manifest(out)
+    assert set(m["tasks"]) == set(tasks)
+    assert m["lm_eval_group"] == {"name": group, "n_tasks": len(tasks), "members_kept": True,
+                                  "weighted_by_size": True, "n_models": 3}
+    assert m["weights"] == {t: float(n) for t, n in tasks.items()}
+    assert f"as lm-eval's {group} group (its {len(tasks)} tasks, kept with it at ingest;" in text
+    alias = next(line for line in (out / "harness_ext_reduced.yaml").read_text().splitlines() if "group_alias" in line)
+    assert alias.startswith(f"group_alias: {group} (estimated from ")
+
+
+def test_a_group_named_with_datasets_keeps_the_tasks_both_select(tmp_path, capsys):
+    db = _store(tmp_path)
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard_math_hard", "--datasets", "*algebra*") == 0
+    assert set(load_manifest(tmp_path / "r")["tasks"]) == {"leaderboard_math_algebra_hard",
+                                                           "leaderboard_math_intermediate_algebra_hard",
+                                                           "leaderboard_math_prealgebra_hard"}
+    assert _reduce(db, tmp_path / "r2", "--benchmark", "leaderboard_math_hard", "--datasets", "*musr*") != 0
+    assert "select none of its tasks" in capsys.readouterr().err
+
+
+def test_a_store_read_before_is_told_and_reread_adds_the_members(tmp_path, capsys):
+    db = _store(tmp_path)
+    forget_members(db)
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_musr") != 0
+    assert "'harness-ext ingest --reread PATHS' reads them again and keeps it" in capsys.readouterr().err
+    assert main(["ingest", "--db", str(db), "--reread", str(tmp_path / "runs")]) == 0
+    assert _members(db)["leaderboard_musr"] == list(MUSR)
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_musr") == 0
+    assert load_manifest(tmp_path / "r")["lm_eval_group"]["name"] == "leaderboard_musr"
+
+
+def _limited_runs(folder: Path, limit: int) -> list:
+    """The mirrored leaderboard runs as ``lm_eval --limit`` writes them: each task scored on its first ``limit``
+    documents (n-samples effective below original), the math group's score their mean weighted by those counts, as
+    lm-eval's group aggregation weights by the sizes the run scored."""
+    paths = []
+    for model in SCORES:
+        path = _leaderboard_run(folder, model)
+        doc = json.loads(path.read_text())
+        for t, n in {**MATH, **MUSR}.items():
+            doc["n-samples"][t] = {"original": n, "effective": min(n, limit)}
+        ran = [min(n, limit) for n in MATH.values()]
+        mean = sum(v * n for v, n in zip(SCORES[model][0], ran)) / sum(ran)
+        doc["results"]["leaderboard_math_hard"] = {"alias": "leaderboard_math_hard", "exact_match,none": mean}
+        doc["config"]["limit"] = limit
+        path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    return paths
+
+
+def test_a_groups_weighting_is_tested_on_the_sizes_its_limit_runs_scored(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *_limited_runs(tmp_path / "runs", 150)]) == 0
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_math_hard") == 0
+    m = load_manifest(tmp_path / "r")
+    assert m["lm_eval_group"]["weighted_by_size"] is True  # weighted by 150/123/132/150/150/150/135 per run
+    assert m["weights"] == {t: float(n) for t, n in MATH.items()}  # the draw's weights: the full sizes
+    captured = capsys.readouterr()
+    assert "scored by the store's models on their first documents only" in captured.out + captured.err
+
+
+def test_runs_of_equal_sizes_tell_no_weighting_and_the_summary_says_so(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *_limited_runs(tmp_path / "runs", 100)]) == 0
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_math_hard") == 0
+    m = load_manifest(tmp_path / "r")
+    assert m["lm_eval_group"]["weighted_by_size"] is None and m["weighting"] == "uniform over tasks"
+    assert "no run in the store tells whether lm-eval weights them by size" in capsys.readouterr().out
+    alias = (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
+    assert "group_alias: leaderboard_math_hard (estimated from " in alias
+
+
+def test_item_level_a_group_named_takes_its_logged_tasks_and_predict_names_it(tmp_path, capsys):
+    from harness_ext.methods.reduction.item_predict import predict_items
+    from harness_ext.methods.reduction.predict_export import estimate_row_name
+
+    for m in ("toy__lm-small", "toy__lm-medium", "toy__lm-large"):
+        _with_a_second_mc_task(tmp_path / "pop", m)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "pop" / "toy__lm-small"),
+                 str(tmp_path / "pop" / "toy__lm-medium")]) == 0
+    out = tmp_path / "r"
+    assert _reduce(db, out, "--datasets", "toy_mc", items="6") == 0
+    assert "Groups named: toy_mc: its 2 tasks" in capsys.readouterr().out
+    m = load_manifest(out)
+    assert "population" in m["tasks"]["toy_arith_mc"] and m["lm_eval_group"]["name"] == "toy_mc"
+    pred = predict_items(m, [tmp_path / "pop" / "toy__lm-large"])
+    assert pred.score["benchmark"] == "toy_mc"
+    assert estimate_row_name(pred, m)[1].startswith("toy_mc (estimated from ")
+
+
+def test_a_later_limit_run_gives_a_task_first_stored_without_sizes_its_full_size(tmp_path):
+    """A task first stored from a file without n-samples (lm-eval 0.4.0-0.4.2) keeps the full size a later
+    ``--limit`` run of it gives (before, the first file's dataset metadata was kept alone: 8, the documents scored)."""
+    first, later = sorted(LIMITED.glob("*/results_*.json"))[:2]
+    doc = json.loads(first.read_text())
+    del doc["n-samples"]
+    old = tmp_path / "old" / "results_2024-01-01T00-00-00.json"
+    old.parent.mkdir()
+    old.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(old)]) == 0
+    assert main(["ingest", "--db", str(db), "-q", str(later)]) == 0
+    from harness_ext.methods.reduction.item_design_only import task_documents
+    from harness_ext.store.db import Store
+
+    with Store.open(db, read_only=True) as store:
+        assert task_documents(store, ["toy_task_00", "toy_task_01"]) == {"toy_task_00": 24, "toy_task_01": 24}
+
+
+def test_a_later_file_gives_a_group_stored_without_members_its_members(tmp_path):
+    """Within one batch and across batches: the first file's group has no group_subtasks (lm-eval 0.4.0 and 0.4.1
+    write the group's score under ``groups`` and no member lists)."""
+    for batches in (1, 2):
+        runs = tmp_path / f"runs{batches}"
+        paths = [Path(_leaderboard_run(runs, m)) for m in list(SCORES)[:2]]
+        doc = json.loads(paths[0].read_text())
+        del doc["results"]["leaderboard_musr"], doc["results"]["leaderboard_math_hard"], doc["group_subtasks"]
+        doc["groups"] = {"leaderboard_musr": {"alias": "leaderboard_musr", "acc_norm,none": 0.4}}
+        paths[0].write_text(json.dumps(doc))
+        db = tmp_path / f"s{batches}.duckdb"
+        groups = [[str(p) for p in paths]] if batches == 1 else [[str(p)] for p in paths]
+        for g in groups:
+            assert main(["ingest", "--db", str(db), "-q", *g]) == 0
+        assert _members(db)["leaderboard_musr"] == list(MUSR)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="shared lm-eval 0.4 results not present (HARNESS_EXT_SHARED_DATA)")
+@pytest.mark.parametrize("group,n", [("mmlu", 57), ("mmlu_stem", 19)])
+def test_shared_lm_eval_results_mmlu_groups_take_their_subjects(tmp_path, capsys, group, n):
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(SHARED)]) == 0
+    assert _reduce(db, tmp_path / "r", "--datasets", group, items="20") == 0
+    text = capsys.readouterr().out
+    m = load_manifest(tmp_path / "r")
+    assert len(m["tasks"]) == n and m["lm_eval_group"] == {"name": group, "n_tasks": n, "members_kept": True,
+                                                          "weighted_by_size": True}
+    assert f"subjects weighted by their items, as lm-eval's {group} group" in text
+    assert f"group_alias: {group} (estimated from " in (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
