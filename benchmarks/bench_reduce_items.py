@@ -20,7 +20,7 @@ files into a new store (reading them is most of either).
 Usage::
 
     python benchmarks/bench_reduce_items.py                 # 400 models x 300 tasks; logs 100 models x 30 tasks
-    python benchmarks/bench_reduce_items.py --quick         # 60 x 40; logs 20 x 6 (benchmarks/run.py --quick)
+    python benchmarks/bench_reduce_items.py --quick         # 40 x 20; logs 12 x 3 (benchmarks/run.py --quick)
     python benchmarks/bench_reduce_items.py --shared        # also every shared lm-eval results file, ingested together
     python benchmarks/bench_reduce_items.py --keep DIR      # keep the stores and folders in DIR (for profiling)
 """
@@ -64,15 +64,17 @@ def _task_config(task: str) -> dict:
             "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}]}
 
 
-def write_runs(root: Path, n_models: int, n_tasks: int, logs: bool, seed: int = 0, first: int = 0) -> list:
+def write_runs(root: Path, n_models: int, n_tasks: int, logs: bool, seed: int = 0, first: int = 0,
+               largest: int = 3000) -> list:
     """lm-eval 0.4.13 output of ``n_models`` synthetic models on ``n_tasks`` tasks under ``root`` (one folder each).
 
     Scores come from :func:`_common.low_rank_matrix` (models ``first`` on of a ``first + n_models`` matrix, so a
-    new model is drawn from the population's own scores); with ``logs`` every document's 0/1 answer is written too
-    (``round(score * size)`` of them correct, at random), so the task score is the logs' mean exactly.
+    new model is drawn from the population's own scores, its tasks of the same sizes: the same ``seed`` and
+    ``largest``); with ``logs`` every document's 0/1 answer is written too (``round(score * size)`` of them correct,
+    at random), so the task score is the logs' mean exactly. Task sizes are drawn between 100 and ``largest``.
     """
     rng = np.random.default_rng(seed)
-    sizes = rng.integers(100, 3001, n_tasks) if not logs else rng.integers(100, 1001, n_tasks)
+    sizes = rng.integers(100, largest + 1, n_tasks)
     scores = low_rank_matrix(first + n_models, n_tasks, seed=seed).to_numpy()[first:]
     tasks = [f"synth_task_{j:03d}" for j in range(n_tasks)]
     folders = []
@@ -160,14 +162,14 @@ def case_results_only(tmp: Path, n_models: int, n_tasks: int, rows: list) -> Non
 def case_logs(tmp: Path, n_models: int, n_tasks: int, rows: list) -> None:
     """``reduce --items 50`` with the population's per-sample logs, and ``predict`` of a new model's logs."""
     size = f"{n_models:,} models x {n_tasks:,} tasks, logs"
-    folders = write_runs(tmp / "logs", n_models, n_tasks, logs=True, seed=1)
+    folders = write_runs(tmp / "logs", n_models, n_tasks, logs=True, seed=1, largest=1000)
     db = _store(tmp, "logs", folders, rows, size)
     ref = run_cli(["reduce", "--db", str(db), "--out", str(tmp / "red_logs_dataset"), "--no-plot", "-q"], _env())
     _cli(["reduce", "--db", str(db), "--items", "50", "--out", str(tmp / "red_logs"), "--no-plot", "-q"],
          "logs: reduce --items 50 (item level)", rows, size, ref,
          f"; dataset-level reduce {ref['seconds']:.1f} s; pandas groupby of the item rows "
          f"{_groupby_s(db, 'samples'):.2f} s", "reduce, dataset level", target=60)
-    new = write_runs(tmp / "new_logs", 1, n_tasks, logs=True, seed=1, first=n_models)[0]
+    new = write_runs(tmp / "new_logs", 1, n_tasks, logs=True, seed=1, first=n_models, largest=1000)[0]
     ing = run_cli(["ingest", "--db", str(tmp / "new_logs.duckdb"), "-q", str(new)], _env())
     _cli(["predict", "--manifest", str(tmp / "red_logs"), str(new)],
          "logs: predict a new model's per-sample logs (item manifest)", rows, f"1 model x {n_tasks} tasks", ing,
@@ -195,12 +197,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tasks", type=int, default=300)
     ap.add_argument("--log-models", type=int, default=100)
     ap.add_argument("--log-tasks", type=int, default=30)
-    ap.add_argument("--quick", action="store_true", help="60 x 40, logs 20 x 6 (benchmarks/run.py --quick)")
+    ap.add_argument("--quick", action="store_true", help="40 x 20, logs 12 x 3 (benchmarks/run.py --quick)")
     ap.add_argument("--shared", action="store_true", help="also the shared lm-eval results files, ingested together")
     ap.add_argument("--keep", type=Path, default=None, help="build in this (new) folder and keep it")
     args = ap.parse_args(argv)
     if args.quick:
-        args.models, args.tasks, args.log_models, args.log_tasks = 60, 40, 20, 6
+        args.models, args.tasks, args.log_models, args.log_tasks = 40, 20, 12, 3
     rows = []
     tmp = Path(tempfile.mkdtemp(prefix="bench_reduce_items_")) if args.keep is None else args.keep
     tmp.mkdir(parents=True, exist_ok=True)
