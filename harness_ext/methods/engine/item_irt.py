@@ -58,20 +58,28 @@ def _init(R: np.ndarray, W: np.ndarray, dims: int):
     return theta, A, -np.log(mu / (1 - mu))
 
 
-def _weighted_grams(Wq: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """``X.T @ diag(Wq[k]) @ X`` for every row ``k`` of ``Wq``: one matrix product with the outer products of ``X``'s rows."""
+def outer_rows(X: np.ndarray) -> np.ndarray:
+    """The outer products of ``X``'s rows, flattened (obs, q * q): what :func:`_weighted_grams` multiplies by."""
     q = X.shape[1]
-    return (Wq @ (X[:, :, None] * X[:, None, :]).reshape(len(X), q * q)).reshape(len(Wq), q, q)
+    return (X[:, :, None] * X[:, None, :]).reshape(len(X), q * q)
 
 
-def _newton_rows(X, Wt, Rt, P, prior, V, step_max=1.5):
+def _weighted_grams(Wq: np.ndarray, X: np.ndarray, XX=None) -> np.ndarray:
+    """``X.T @ diag(Wq[k]) @ X`` for every row ``k`` of ``Wq``: one matrix product with the outer products of ``X``'s
+    rows (``XX``, :func:`outer_rows`, when the caller keeps them across Newton steps of the same design)."""
+    q = X.shape[1]
+    return (Wq @ (outer_rows(X) if XX is None else XX)).reshape(len(Wq), q, q)
+
+
+def _newton_rows(X, Wt, Rt, P, prior, V, step_max=1.5, XX=None):
     """One damped Newton step for many small penalised logistic regressions at once.
 
     Row ``k`` has coefficients ``V[k]`` (length ``q``), design ``X`` (obs, q) shared by all rows, weights
-    ``Wt[k]``, answers ``Rt[k]`` and current probabilities ``P[k]``; ``prior`` is the diagonal precision.
+    ``Wt[k]``, answers ``Rt[k]`` and current probabilities ``P[k]``; ``prior`` is the diagonal precision;
+    ``XX`` the design's :func:`outer_rows`, if the caller computed them once for several steps.
     """
     g = (Wt * (P - Rt)) @ X + V * prior
-    H = _weighted_grams(Wt * P * (1 - P), X) + np.diag(prior)
+    H = _weighted_grams(Wt * P * (1 - P), X, XX) + np.diag(prior)
     step = np.linalg.solve(H, g[..., None])[..., 0]
     norm = np.linalg.norm(step, axis=1, keepdims=True)
     return V - step * np.minimum(1.0, step_max / np.maximum(norm, 1e-12))

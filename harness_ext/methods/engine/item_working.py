@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .item_irt import _newton_rows, _sigmoid
+from .item_irt import _newton_rows, _sigmoid, outer_rows
 from .item_learn import _fill_missing
 
 
@@ -64,8 +64,9 @@ def logistic_working(X_train: np.ndarray, R: np.ndarray, X_all: np.ndarray, prec
     W = np.isfinite(R).astype(float)
     R0 = np.where(W > 0, R, 0.0)
     V = np.zeros((R.shape[0], X_train.shape[1]))
+    XX = outer_rows(X_train)  # the design is the same at every step: its outer products once, not per step
     for _ in range(n_newton):
-        V = _newton_rows(X_train, W, R0, _sigmoid(V @ X_train.T), prec, V)
+        V = _newton_rows(X_train, W, R0, _sigmoid(V @ X_train.T), prec, V, XX=XX)
     return _sigmoid(X_all @ V.T)
 
 

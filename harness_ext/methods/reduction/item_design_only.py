@@ -47,6 +47,8 @@ V04_READER = "lm_eval_v04"
 SIZES_SINCE = 5
 #: Draws of the design per model and task for the expected figures (seeded by ``random_state``).
 DRAWS = 2000
+#: Elements (draws x models x tasks) of one block of the benchmark's combination in :func:`design_expected`.
+_BLOCK = 2_000_000
 WHY = ("no item-level results for these tasks (per-sample logs, item-response tables): each task's items are drawn at "
        "random from its documents, counted by the results files (lm-eval's n-samples), and estimated by their mean "
        "with the finite-population interval (Cochran 1977), which holds whatever the new model is, at the frontier "
@@ -416,6 +418,10 @@ def design_expected(tasks: dict, n_run: dict, weights: dict, level: float = 0.9,
     [0, 1], ``extrapolation`` the strongest 30% by the benchmark's weighted score (models with every task). The
     benchmark combines the tasks' estimates and standard errors as ``predict`` does (independent draws). A task whose
     scores are not in [0, 1] has no figures (NaN), nor has the benchmark then.
+
+    Each task's figures are taken as soon as its counts are drawn, and only the counts are kept (in the smallest
+    integer type that holds them) for the benchmark, which combines them a block of draws at a time: the draws x
+    models x tasks estimates are never held whole (at 838 models x 57 tasks they were 7.6 GB).
     """
     from .item_benchmark import benchmark_interval
 
@@ -429,63 +435,101 @@ def design_expected(tasks: dict, n_run: dict, weights: dict, level: float = 0.9,
     strength = frame.loc[complete].to_numpy() @ w
     order = complete[np.argsort(strength, kind="stable")]
     strong = list(order[len(order) - int(round(0.3 * len(order))):])
-    cells = {}  # task -> (models, truths, estimates draws x models, ses draws x models)
+    splits = (("interpolation", None), ("extrapolation", set(strong)))
+    out = {split: {"tasks": {}} for split, _ in splits}
+    cells = {}  # task -> _DrawnTask
     for t in names:
         N, n, s = tasks[t]["n_items"], n_run[t], frame[t].dropna()
         s = s[unit[t].loc[s.index]]
         K = np.rint(s.to_numpy() * N).astype(np.int64)
         if n >= N:
-            k = np.broadcast_to(K, (draws, len(K))).astype(float)
-            cells[t] = (list(s.index), K / N, k / N, np.zeros_like(k))
-            continue
-        lo, hi, se = _outcome_intervals(n, N, level)
-        k = rng.hypergeometric(K, N - K, n, size=(draws, len(K)))
-        cells[t] = (list(s.index), K / N, k / n, se[k], lo[k], hi[k])
-    out = {}
-    for split, members in (("interpolation", None), ("extrapolation", set(strong))):
-        out[split] = {"tasks": {t: _task_figures(cells[t], members) for t in names},
-                      "benchmark": _benchmark_figures(cells, names, w, level, list(order) if members is None else strong,
-                                                      benchmark_interval)}
+            cells[t] = _DrawnTask(list(s.index), K, N, n, None, None)
+        else:
+            k = rng.hypergeometric(K, N - K, n, size=(draws, len(K)))
+            cells[t] = _DrawnTask(list(s.index), K, N, n, k, _outcome_intervals(n, N, level))
+        for split, members in splits:
+            out[split]["tasks"][t] = cells[t].figures(members)
+        cells[t].compact()
+    centre, lo, hi, truth = _benchmark_draws(cells, names, w, level, list(order), draws, benchmark_interval)
+    for split, members in splits:
+        keep = slice(None) if members is None else slice(len(order) - len(strong), None)
+        out[split]["benchmark"] = _benchmark_figures(centre, lo, hi, truth, keep)
     return out
 
 
-def _task_figures(cell: tuple, members) -> dict:
-    """One task's mean |error|, mean width and coverage over the models ``members`` (None: all) and the draws."""
-    models, truth, est = cell[0], cell[1], cell[2]
-    keep = np.array([members is None or m in members for m in models], dtype=bool)
-    if not keep.any():
-        return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
-    if len(cell) == 4:  # measured whole
-        return {"mean_abs_error": 0.0, "mean_width": 0.0, "coverage": 1.0, "n_models": int(keep.sum())}
-    lo, hi = cell[4][:, keep], cell[5][:, keep]
-    err = np.abs(est[:, keep] - truth[keep])
-    cover = (lo <= truth[keep]) & (truth[keep] <= hi)
-    return {"mean_abs_error": round(float(err.mean()), 6), "mean_width": round(float((hi - lo).mean()), 6),
-            "coverage": round(float(cover.mean()), 4), "n_models": int(keep.sum())}
+class _DrawnTask:
+    """One task's drawn counts of correct documents (draws x models; None when it is measured whole) and the sample
+    mean's ``(lower, upper, se)`` for each count."""
+
+    def __init__(self, models, K, N, n, k, outcome):
+        self.models, self.K, self.N, self.n, self.k, self.outcome = models, K, N, n, k, outcome
+        self.truth = K / N
+
+    def figures(self, members) -> dict:
+        """Mean |error|, mean width and coverage over the models ``members`` (None: all) and the draws."""
+        keep = np.array([members is None or m in members for m in self.models], dtype=bool)
+        if not keep.any():
+            return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
+        if self.k is None:  # measured whole
+            return {"mean_abs_error": 0.0, "mean_width": 0.0, "coverage": 1.0, "n_models": int(keep.sum())}
+        k, truth = self.k[:, keep], self.truth[keep]
+        lo, hi = self.outcome[0][k], self.outcome[1][k]
+        err = np.abs(k / self.n - truth)
+        cover = (lo <= truth) & (truth <= hi)
+        return {"mean_abs_error": round(float(err.mean()), 6), "mean_width": round(float((hi - lo).mean()), 6),
+                "coverage": round(float(cover.mean()), 4), "n_models": int(keep.sum())}
+
+    def compact(self) -> None:
+        """Keep the counts in the smallest unsigned type that holds ``n`` (they are read back as int64)."""
+        if self.k is not None:
+            self.k = self.k.astype(np.min_scalar_type(self.n))
+
+    def rows(self, block: slice, pos: list) -> tuple:
+        """``(estimates, ses, lowers, uppers)`` of the draws ``block`` for the models at ``pos`` (draws x models);
+        lowers and uppers None when measured whole."""
+        if self.k is None:
+            est = np.broadcast_to(self.K[pos], (block.stop - block.start, len(pos))).astype(float) / self.N
+            return est, np.zeros_like(est), None, None
+        k = self.k[block][:, pos].astype(np.int64)
+        return k / self.n, self.outcome[2][k], self.outcome[0][k], self.outcome[1][k]
 
 
-def _benchmark_figures(cells: dict, names: list, w: np.ndarray, level: float, models: list, combine) -> dict:
-    """The benchmark's figures over ``models`` (each with every task): the draws' task estimates and standard errors
-    combined as :func:`~.item_benchmark.benchmark_interval` combines a new model's."""
+def _benchmark_draws(cells: dict, names: list, w: np.ndarray, level: float, models: list, draws: int,
+                     combine) -> tuple:
+    """``(centre, lower, upper, truth)`` of the benchmark for every draw (rows) and model of ``models`` (columns,
+    each with every task): the tasks' estimates and standard errors combined as
+    :func:`~.item_benchmark.benchmark_interval` combines a new model's, a block of draws at a time (each row is
+    combined on its own, so the blocks give the figures of one whole combination)."""
     if not models:
-        return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
-    est, se, truth, bounds = [], [], [], None
+        return None, None, None, None
+    pos = {}
     for t in names:
-        where = {m: i for i, m in enumerate(cells[t][0])}
-        pos = [where[m] for m in models]
-        est.append(cells[t][2][:, pos])
-        se.append(cells[t][3][:, pos])
-        truth.append(cells[t][1][pos])
-        if len(names) == 1 and len(cells[t]) == 6:  # a benchmark of one task: its task's interval, as predict's
-            bounds = (cells[t][4][:, pos].reshape(-1, 1), cells[t][5][:, pos].reshape(-1, 1))
-    est, se = np.stack(est, axis=-1), np.stack(se, axis=-1)  # draws x models x tasks
-    truth = np.stack(truth, axis=-1) @ w
-    centre, lo, hi, _ = combine(est.reshape(-1, len(names)), se.reshape(-1, len(names)), w, level, bounds=bounds)
-    shape = est.shape[:2]
-    centre, lo, hi = centre.reshape(shape), lo.reshape(shape), hi.reshape(shape)
+        where = {m: i for i, m in enumerate(cells[t].models)}
+        pos[t] = [where[m] for m in models]
+    truth = np.stack([cells[t].truth[pos[t]] for t in names], axis=-1) @ w
+    step = max(1, _BLOCK // (len(models) * len(names)))
+    centre, lo, hi = (np.empty((draws, len(models))) for _ in range(3))
+    for start in range(0, draws, step):
+        block = slice(start, min(draws, start + step))
+        got = [cells[t].rows(block, pos[t]) for t in names]
+        est, se = np.stack([g[0] for g in got], axis=-1), np.stack([g[1] for g in got], axis=-1)
+        bounds = None
+        if len(names) == 1 and got[0][2] is not None:  # a benchmark of one task: its task's interval, as predict's
+            bounds = (got[0][2].reshape(-1, 1), got[0][3].reshape(-1, 1))
+        c, low, up, _ = combine(est.reshape(-1, len(names)), se.reshape(-1, len(names)), w, level, bounds=bounds)
+        shape = est.shape[:2]
+        centre[block], lo[block], hi[block] = c.reshape(shape), low.reshape(shape), up.reshape(shape)
+    return centre, lo, hi, truth
+
+
+def _benchmark_figures(centre, lo, hi, truth, keep: slice) -> dict:
+    """The benchmark's figures over the models ``keep`` (a slice of :func:`_benchmark_draws`'s columns)."""
+    if centre is None or not len(truth[keep]):
+        return {"mean_abs_error": None, "mean_width": None, "coverage": None, "n_models": 0}
+    centre, lo, hi, truth = (np.ascontiguousarray(a[..., keep]) for a in (centre, lo, hi, truth))
     return {"mean_abs_error": round(float(np.abs(centre - truth).mean()), 6),
             "mean_width": round(float((hi - lo).mean()), 6),
-            "coverage": round(float(((lo <= truth) & (truth <= hi)).mean()), 4), "n_models": len(models)}
+            "coverage": round(float(((lo <= truth) & (truth <= hi)).mean()), 4), "n_models": int(len(truth))}
 
 
 def build_design_only_manifest(store, n_items=None, *, benchmarks=None, datasets=None, models=None, metric=None,
