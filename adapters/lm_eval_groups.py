@@ -138,3 +138,50 @@ def _on_cycles(members: dict) -> set:
                 path.append(nxt)
                 stack.append((nxt, iter(members[nxt])))
     return cyclic
+
+
+def rowless_groups(out, group_subtasks) -> list:
+    """Give the members of each group that has no row in ``out`` its membership; returns those groups' names.
+
+    lm-eval writes a group without a score of its own as ``{" ": " ", "alias": ...}``; the reader makes it one from
+    its tasks when they share a metric, else the group has no row (the Open LLM Leaderboard's ``leaderboard`` of
+    lm-eval 0.4.7: ``leaderboard_bbh``'s ``acc_norm``, ``leaderboard_math_hard``'s ``exact_match``, IFEval's
+    ``prompt_level_strict_acc``, MMLU-Pro's ``acc``). The results table holds scores only, so such a group's kept
+    member list (:func:`group_members`) goes into the dataset metadata of each of its direct members that has a row
+    (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`, ``{group: members}``); a member that is itself a group
+    without a row passes it on to its own members. ``reduce --items --benchmark leaderboard`` then finds it.
+    """
+    from harness_ext.store.lm_eval_tasks import IN_GROUPS
+
+    members = group_members(group_subtasks)[0]
+    if not members:
+        return []
+    rowed = {k.task for k in out.kinds}
+    rowless = [g for g in members if g not in rowed]
+    if not rowless:
+        return []
+    carry: dict = {}  # task with a row -> {rowless group: its members}
+    for g in rowless:
+        todo, seen = list(members[g]), {g}
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if m in rowed:
+                carry.setdefault(m, {})[g] = members[g]
+            elif m in members:  # a group without a row: its members carry it
+                todo.extend(members[m])
+    if not carry:
+        return []
+    made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
+    md_col = out.dataset_metadata
+    for i, k in enumerate(out.kinds):
+        groups = carry.get(k.task)
+        if groups:
+            key = (id(md_col[i]), k.task)
+            if key not in made:
+                made[key] = {**(md_col[i] or {}), IN_GROUPS: groups}
+            md_col[i] = made[key]
+    out._records = None
+    return [g for g in rowless if any(g in c for c in carry.values())]
