@@ -157,6 +157,37 @@ def take_group_tasks(store, benchmarks, datasets) -> dict:
     return out
 
 
+#: The lm-eval 0.4 reader's revision from which the members of a group without a row are kept (``in_groups``).
+ROWLESS_FROM = 7
+
+
+def rowless_hint(store, names) -> str:
+    """What a query that matched nothing is told when a plain name in it is one of lm-eval's group names the store
+    keeps no members for and some lm-eval 0.4 results were read before :data:`ROWLESS_FROM` (``""`` otherwise): such
+    a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
+    members with its tasks."""
+    from ...store.lm_eval_tasks import shipped_group_names
+
+    plain = [n for n in names if n and not is_glob(n)]
+    if not plain:
+        return ""
+    known, held = shipped_group_names(), stored_groups(store)
+    missing = [n for n in plain if n in known and n not in held]
+    if not missing:
+        return ""
+    old = store.con.execute(
+        "SELECT count(*) FROM sources WHERE adapter = 'lm_eval_v04' AND TRY_CAST(reader AS INTEGER) < ?",
+        [ROWLESS_FROM]).fetchone()[0]
+    if not old:
+        return ""
+    one = len(missing) == 1
+    return (f". {listed(missing, 3)} {'is an lm-eval group' if one else 'are lm-eval groups'} the store keeps no "
+            f"member list for: a group lm-eval writes without a score (leaderboard in lm-eval 0.4.7) whose tasks share "
+            f"no metric has no row, and its members are kept with its tasks only by a later reader than the one "
+            f"{plural(old, 'results file')} {'was' if old == 1 else 'were'} read with; 'harness-ext ingest --reread "
+            f"PATHS' reads them again and keeps {'it' if one else 'them'}")
+
+
 def _leaves(groups: dict, name: str, tasks: set, out: dict):
     """Group ``name``'s leaf tasks (:func:`leaf_tasks`), said in ``out["notes"]``; None when ``name`` is no group the
     store keeps members for (said too, for a stored group without them)."""
