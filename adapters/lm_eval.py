@@ -68,7 +68,8 @@ from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, MEMBERS, N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
-from .lm_eval_groups import group_members, inline_dataset, inline_groups, own_groups, rowless_groups  # noqa: F401 (own_groups: callers import it from here)
+from .lm_eval_groups import (group_members, inline_dataset, inline_groups, note_inline, note_members,  # noqa: F401
+                             own_groups, rowless_groups)  # (own_groups: callers import it from here)
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"
@@ -549,8 +550,8 @@ def read_v04(src: SourceFile):
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
-    _note_inline(doc, src)
-    _note_members(doc, src)
+    note_inline(doc, src)
+    note_members(doc, src)
     out = _unscored_groups(drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
@@ -599,26 +600,6 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
         src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "
                  f"not counts of documents (integers from 0 to {MAX_DOCUMENTS:,}, original not below effective): "
                  "their original not kept: " + listed(sorted(bad), 8))
-
-
-def _note_members(doc: dict, src: SourceFile) -> None:
-    """Note the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
-    subs = doc.get("group_subtasks")
-    if subs is not None and not isinstance(subs, dict):
-        src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
-    bad = group_members(subs)[1]
-    if bad:
-        src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
-                 "--items cannot take its tasks by its name): " + listed(bad, 8))
-
-
-def _note_inline(doc: dict, src: SourceFile) -> None:
-    """Note the groups stored under their parent's name (:func:`inline_groups`), with the names they are stored as."""
-    inline = inline_groups(doc.get("group_subtasks"))
-    if inline:
-        src.note(f"{len(inline)} group{'s' * (len(inline) != 1)} lm-eval names for {'its' if len(inline) == 1 else 'their'} "
-                 "place in another group stored under that group's name: "
-                 + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))
 
 
 def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, keep_members: bool = False) -> ResultRows:

@@ -1,7 +1,9 @@
-"""lm-eval's groups as the lm-eval adapter stores them: the user's own groups and the groups lm-eval names for their
-place inside another group."""
+"""lm-eval's groups as the lm-eval adapter stores them: the user's own groups, the groups lm-eval names for their
+place inside another group, their member lists, and the groups without a row whose members carry them."""
 
 from __future__ import annotations
+
+from harness_ext.report import listed
 
 
 def own_groups(group_subtasks) -> dict:
@@ -185,3 +187,24 @@ def rowless_groups(out, group_subtasks) -> list:
             md_col[i] = made[key]
     out._records = None
     return [g for g in rowless if any(g in c for c in carry.values())]
+
+
+def note_members(doc: dict, src) -> None:
+    """Note (``src.note``) the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
+    subs = doc.get("group_subtasks")
+    if subs is not None and not isinstance(subs, dict):
+        src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
+    bad = group_members(subs)[1]
+    if bad:
+        src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
+                 "--items cannot take its tasks by its name): " + listed(bad, 8))
+
+
+def note_inline(doc: dict, src) -> None:
+    """Note (``src.note``) the groups stored under their parent's name (:func:`inline_groups`), with the names they
+    are stored as."""
+    inline = inline_groups(doc.get("group_subtasks"))
+    if inline:
+        src.note(f"{len(inline)} group{'s' * (len(inline) != 1)} lm-eval names for {'its' if len(inline) == 1 else 'their'} "
+                 "place in another group stored under that group's name: "
+                 + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))
