@@ -395,17 +395,30 @@ def test_a_later_leaderboard_run_gives_tasks_first_stored_without_it_the_group(t
 
 
 def test_a_task_in_two_groups_without_a_score_keeps_both_from_two_files(tmp_path):
-    """in_groups is filled group by group: a later file's second group is added, the stored one kept."""
+    """in_groups is filled group by group: a later file's second group is added, the stored one's list kept."""
     first = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[0])
     later = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[1])
     doc = json.loads(later.read_text())
-    doc["results"]["my_mix"] = {" ": " ", "alias": "my_mix"}  # another group of lm-eval's name space, no score
+    doc["results"]["openllm"] = {" ": " ", "alias": "openllm"}  # another of lm-eval's group names, no score
+    doc["group_subtasks"]["openllm"] = ["leaderboard_ifeval", "leaderboard_math_hard"]
     doc["group_subtasks"]["leaderboard"] = ["leaderboard_ifeval", "leaderboard_mmlu_pro"]  # a second list: not kept
     later.write_text(json.dumps(doc))
     db = tmp_path / "s.duckdb"
     for p in (first, later):
         assert main(["ingest", "--db", str(db), "-q", str(p)]) == 0
-    assert _in_groups(db)["leaderboard_ifeval"] == {"leaderboard": LEADERBOARD}  # the first file's list stays
+    kept = _in_groups(db)
+    assert kept["leaderboard_ifeval"] == {"leaderboard": LEADERBOARD, "openllm": ["leaderboard_ifeval",
+                                                                                 "leaderboard_math_hard"]}
+    assert kept["leaderboard_mmlu_pro"] == {"leaderboard": LEADERBOARD}
+
+
+def test_in_groups_metadata_is_filled_group_by_group():
+    from harness_ext.store.dataset_fill import filled
+
+    stored = json.dumps({"harness": "lm-evaluation-harness", "in_groups": {"a": ["x", "y"]}})
+    assert json.loads(filled(stored, {"in_groups": {"a": ["z"], "b": ["x"]}}))["in_groups"] == {"a": ["x", "y"],
+                                                                                                "b": ["x"]}
+    assert filled(stored, {"in_groups": {"a": ["z"]}}) == stored  # nothing new: unchanged
 
 
 def test_a_group_without_a_row_inside_another_passes_the_outer_groups_members_on(tmp_path):
