@@ -440,3 +440,24 @@ def test_a_group_without_a_row_inside_another_passes_the_outer_groups_members_on
     with Store.open(db, read_only=True) as store:
         leaves, unknown = leaf_tasks(stored_groups(store), "leaderboard")
     assert len(leaves) == 39 and set(MATH) <= set(leaves) and not unknown
+
+
+def test_a_scored_group_over_several_metrics_is_named_its_task_mean_too(tmp_path, capsys):
+    """lm-eval 0.4.13's leaderboard YAML aggregates each metric over the tasks that have it (acc: MMLU-Pro alone), so
+    its rows are scores per metric, none of them the mean of the 39 tasks the reduction's row is."""
+    paths = []
+    for m in SCORES:
+        path = _full_leaderboard_run(tmp_path / "runs", m)
+        doc = json.loads(path.read_text())
+        doc["results"]["leaderboard"] = {"alias": "leaderboard", "acc,none": 0.3, "acc_norm,none": 0.4,
+                                         "exact_match,none": 0.1, "prompt_level_strict_acc,none": 0.5}
+        path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *paths]) == 0
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard") == 0
+    text = capsys.readouterr().out
+    g = load_manifest(tmp_path / "r")["lm_eval_group"]
+    assert g["name"] == "leaderboard" and g["mixed_metrics"] is True and "scored" not in g
+    assert "which lm-eval scores per metric over the tasks that have it: the benchmark row, 'leaderboard task mean'" in text
+    assert "group_alias: leaderboard task mean (estimated from " in (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()

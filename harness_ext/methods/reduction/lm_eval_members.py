@@ -305,7 +305,8 @@ def group_weights(store, found: dict) -> tuple:
     The group is the one whose kept members are these tasks (:func:`member_group`), else one the score test finds.
     ``group``: ``{"name", "n_tasks", "members_kept", "weighted_by_size", "n_models"}`` for the manifest
     (``lm_eval_group``; ``weighted_by_size`` None: no run tells; ``"scored": False`` added for a group lm-eval gives
-    no score), or ``{}``.
+    no score, ``"mixed_metrics": True`` for one whose tasks are on several metrics, which lm-eval scores per metric
+    over the tasks that have it: the benchmark row is neither's score), or ``{}``.
     """
     from .item_benchmark import UNIFORM, task_weights
 
@@ -322,7 +323,8 @@ def group_weights(store, found: dict) -> tuple:
     name = by_members.get("name") or test["name"]
     group = {"name": name, "n_tasks": len(found), "members_kept": bool(by_members),
              "weighted_by_size": test.get("weighted"), "n_models": test.get("n_models", 0),
-             **({"scored": False} if by_members.get("scored") is False else {})}
+             **({"scored": False} if by_members.get("scored") is False else
+                {"mixed_metrics": True} if len({b["metric"] for b in found.values()}) > 1 else {})}
     if not test.get("weighted"):
         return weights, weighting, group
     kept = f"its {plural(len(found), 'task')}, kept with it at ingest; " if by_members else ""
@@ -340,11 +342,12 @@ def group_text(manifest: dict) -> str:
     """What ``reduce --items``'s summary says of the lm-eval group its tasks make (``""``: none), and, when the tasks'
     metrics differ, which metric how many tasks are on (:func:`metric_text`)."""
     g = manifest.get("lm_eval_group") or {}
-    if g.get("scored") is False:
-        return (f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}), which lm-eval gives no "
-                f"score (its tasks share no metric): the benchmark row, '{TASK_MEAN.format(name=g['name'])}', is "
-                "harness-ext's mean of its tasks' scores, counted alike, each on its own metric, not a figure lm-eval "
-                f"or a leaderboard reports.{metric_text(manifest)}")
+    if g.get("scored") is False or g.get("mixed_metrics"):
+        whose = ("which lm-eval gives no score (its tasks share no metric)" if g.get("scored") is False else
+                 "which lm-eval scores per metric over the tasks that have it")
+        return (f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}), {whose}: the benchmark "
+                f"row, '{TASK_MEAN.format(name=g['name'])}', is harness-ext's mean of its tasks' scores, counted "
+                f"alike, each on its own metric, not a figure lm-eval or a leaderboard reports.{metric_text(manifest)}")
     if not g or g.get("weighted_by_size"):  # the weighting's own text names it then
         return metric_text(manifest)
     how = {True: "", False: "; its score counts them alike, as does the benchmark's",
