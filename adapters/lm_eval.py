@@ -557,9 +557,12 @@ def read_v04(src: SourceFile):
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), keep_members=True),
         src), doc, src, keep_members=True)
-    rowless = rowless_groups(out, doc.get("group_subtasks"))
+    rowless, odd = rowless_groups(out, doc.get("group_subtasks"))
     if rowless:
         src.note(f"members of {listed(rowless, 8)} (no row: no score) kept with their tasks (reduce --items takes them)")
+    if odd:
+        src.note(f"{len(odd)} group name{'s' * (len(odd) != 1)} of group_subtasks blank or longer than 300 characters: "
+                 "no row and no members kept")
     return _check_proportions(out, src)
 
 

@@ -142,8 +142,9 @@ def _on_cycles(members: dict) -> set:
     return cyclic
 
 
-def rowless_groups(out, group_subtasks) -> list:
-    """Give the members of each group that has no row in ``out`` its membership; returns those groups' names.
+def rowless_groups(out, group_subtasks) -> tuple:
+    """Give the members of each group that has no row in ``out`` its membership; returns ``(those groups' names,
+    the names of such groups not kept: longer than :data:`MAX_NAME` characters or blank)``.
 
     lm-eval writes a group without a score of its own as ``{" ": " ", "alias": ...}``; the reader makes it one from
     its tasks when they share a metric, else the group has no row (the Open LLM Leaderboard's ``leaderboard`` of
@@ -157,11 +158,12 @@ def rowless_groups(out, group_subtasks) -> list:
 
     members = group_members(group_subtasks)[0]
     if not members:
-        return []
+        return [], []
     rowed = {k.task for k in out.kinds}
-    rowless = [g for g in members if g not in rowed]
+    odd = [g for g in members if g not in rowed and (len(g) > MAX_NAME or not g.strip())]
+    rowless = [g for g in members if g not in rowed and g not in odd]
     if not rowless:
-        return []
+        return [], odd
     carry: dict = {}  # task with a row -> {rowless group: its members}
     for g in rowless:
         todo, seen = list(members[g]), {g}
@@ -175,7 +177,7 @@ def rowless_groups(out, group_subtasks) -> list:
             elif m in members:  # a group without a row: its members carry it
                 todo.extend(members[m])
     if not carry:
-        return []
+        return [], odd
     made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
     md_col = out.dataset_metadata
     for i, k in enumerate(out.kinds):
@@ -186,7 +188,7 @@ def rowless_groups(out, group_subtasks) -> list:
                 made[key] = {**(md_col[i] or {}), IN_GROUPS: groups}
             md_col[i] = made[key]
     out._records = None
-    return [g for g in rowless if any(g in c for c in carry.values())]
+    return [g for g in rowless if any(g in c for c in carry.values())], odd
 
 
 def note_members(doc: dict, src) -> None:

@@ -461,3 +461,17 @@ def test_a_scored_group_over_several_metrics_is_named_its_task_mean_too(tmp_path
     assert g["name"] == "leaderboard" and g["mixed_metrics"] is True and "scored" not in g
     assert "which lm-eval scores per metric over the tasks that have it: the benchmark row, 'leaderboard task mean'" in text
     assert "group_alias: leaderboard task mean (estimated from " in (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
+
+
+def test_a_group_name_too_long_to_be_one_is_noted_and_its_membership_not_kept(tmp_path, capsys):
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    doc = json.loads(path.read_text())
+    name = "g" * 400
+    doc["results"][name] = {" ": " ", "alias": "long"}
+    doc["group_subtasks"][name] = ["leaderboard_ifeval", "leaderboard_mmlu_pro"]
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "1 group name of group_subtasks blank or longer than 300 characters" in captured.out + captured.err
+    assert all(set(v) == {"leaderboard"} for v in _in_groups(db).values())

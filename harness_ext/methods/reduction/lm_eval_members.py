@@ -58,9 +58,11 @@ def _rowless(store) -> list:
     (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`: lm-eval gave them no score and their tasks share no metric),
     each group once, its first dataset's list."""
     rows = store.con.execute(
-        f"""SELECT DISTINCT json_extract(metadata, '$.{IN_GROUPS}') FROM datasets
-            WHERE json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
-              AND json_extract(metadata, '$.{IN_GROUPS}') IS NOT NULL""").fetchall()
+        f"""SELECT g FROM (SELECT CAST(json_extract(metadata, '$.{IN_GROUPS}') AS VARCHAR) AS g,
+                                  min(dataset_id) AS first FROM datasets
+                           WHERE json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
+                             AND json_extract(metadata, '$.{IN_GROUPS}') IS NOT NULL GROUP BY g)
+            ORDER BY first""").fetchall()
     out: dict = {}
     for (text,) in rows:
         try:
