@@ -179,7 +179,7 @@ def rowless_hint(store, names) -> str:
         return ""
     old = store.con.execute(
         "SELECT count(*) FROM sources WHERE adapter = 'lm_eval_v04' AND TRY_CAST(reader AS INTEGER) < ?",
-        [ROWLESS_FROM]).fetchone()[0]
+        [ROWLESS_FROM]).fetchall()[0][0]
     if not old:
         return ""
     one = len(missing) == 1
