@@ -25,7 +25,8 @@ the file lists without a score (``{" ": " ", "alias": ...}``) is stored as the m
 by their sizes, when they share one metric (:func:`_unscored_groups`). A group's rows keep its direct members
 (``group_subtasks``: tasks and subgroups) in their dataset metadata (``members``), so ``reduce --items`` can take a
 group's tasks by its name; a member list that is not a list of distinct names, is longer than 5,000 or reaches its own
-group is said in the file's notes and not kept (:func:`~harness_ext.adapters.lm_eval_groups.group_members`).
+group is said in the file's notes and not kept (:func:`~harness_ext.adapters.lm_eval_groups.group_members`). A group
+left without a score has no row; its members carry its member list instead (``in_groups``, :func:`rowless_groups`).
 
 Chance level: a multiple-choice task whose ``configs`` entry lists its answer
 choices literally (``doc_to_choice: ["(A)", "(B)", "(C)", "(D)"]``) has chance
@@ -67,7 +68,8 @@ from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, MEMBERS, N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
-from .lm_eval_groups import group_members, inline_dataset, inline_groups, own_groups  # noqa: F401 (own_groups: callers import it from here)
+from .lm_eval_groups import (group_members, inline_dataset, inline_groups, note_inline, note_members,  # noqa: F401
+                             own_groups, rowless_groups)  # (own_groups: callers import it from here)
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"
@@ -548,13 +550,20 @@ def read_v04(src: SourceFile):
                                     "arguments): not read")
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
-    _note_inline(doc, src)
-    _note_members(doc, src)
-    return _check_proportions(_unscored_groups(drop_missing(_rows(
+    note_inline(doc, src)
+    note_members(doc, src)
+    out = _unscored_groups(drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), keep_members=True),
-        src), doc, src, keep_members=True), src)
+        src), doc, src, keep_members=True)
+    rowless, odd = rowless_groups(out, doc.get("group_subtasks"))
+    if rowless:
+        src.note(f"members of {listed(rowless, 8)} (no row: no score) kept with their tasks (reduce --items takes them)")
+    if odd:
+        src.note(f"{len(odd)} group name{'s' * (len(odd) != 1)} of group_subtasks blank or longer than 300 characters: "
+                 "no row and no members kept")
+    return _check_proportions(out, src)
 
 
 def _count(v) -> bool:
@@ -594,26 +603,6 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
         src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "
                  f"not counts of documents (integers from 0 to {MAX_DOCUMENTS:,}, original not below effective): "
                  "their original not kept: " + listed(sorted(bad), 8))
-
-
-def _note_members(doc: dict, src: SourceFile) -> None:
-    """Note the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
-    subs = doc.get("group_subtasks")
-    if subs is not None and not isinstance(subs, dict):
-        src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
-    bad = group_members(subs)[1]
-    if bad:
-        src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
-                 "--items cannot take its tasks by its name): " + listed(bad, 8))
-
-
-def _note_inline(doc: dict, src: SourceFile) -> None:
-    """Note the groups stored under their parent's name (:func:`inline_groups`), with the names they are stored as."""
-    inline = inline_groups(doc.get("group_subtasks"))
-    if inline:
-        src.note(f"{len(inline)} group{'s' * (len(inline) != 1)} lm-eval names for {'its' if len(inline) == 1 else 'their'} "
-                 "place in another group stored under that group's name: "
-                 + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))
 
 
 def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, keep_members: bool = False) -> ResultRows:
@@ -685,7 +674,8 @@ def harness_ext_adapters():
         description="lm-evaluation-harness v0.4 results_*.json (metric,filter keys, groups, n-shot, n-samples)",
         can_handle=can_handle_v04,
         read=read_v04,
+        # 7: the members of a group without a row (no score, no metric in common) carry its members (in_groups)
         # 6: a group keeps its direct members (group_subtasks) in its dataset metadata
         # 5: a --limit run's task keeps its full number of documents (n-samples original) in its dataset metadata
-        revision="6",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
+        revision="7",  # 4: RULER's -1 at a sequence length without samples left out; cb and wic's chance levels
     )

@@ -1,7 +1,9 @@
-"""lm-eval's groups as the lm-eval adapter stores them: the user's own groups and the groups lm-eval names for their
-place inside another group."""
+"""lm-eval's groups as the lm-eval adapter stores them: the user's own groups, the groups lm-eval names for their
+place inside another group, their member lists, and the groups without a row whose members carry them."""
 
 from __future__ import annotations
+
+from harness_ext.report import listed
 
 
 def own_groups(group_subtasks) -> dict:
@@ -138,3 +140,73 @@ def _on_cycles(members: dict) -> set:
                 path.append(nxt)
                 stack.append((nxt, iter(members[nxt])))
     return cyclic
+
+
+def rowless_groups(out, group_subtasks) -> tuple:
+    """Give the members of each group that has no row in ``out`` its membership; returns ``(those groups' names,
+    the names of such groups not kept: longer than :data:`MAX_NAME` characters or blank)``.
+
+    lm-eval writes a group without a score of its own as ``{" ": " ", "alias": ...}``; the reader makes it one from
+    its tasks when they share a metric, else the group has no row (the Open LLM Leaderboard's ``leaderboard`` of
+    lm-eval 0.4.7: ``leaderboard_bbh``'s ``acc_norm``, ``leaderboard_math_hard``'s ``exact_match``, IFEval's
+    ``prompt_level_strict_acc``, MMLU-Pro's ``acc``). The results table holds scores only, so such a group's kept
+    member list (:func:`group_members`) goes into the dataset metadata of each of its direct members that has a row
+    (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`, ``{group: members}``); a member that is itself a group
+    without a row passes it on to its own members. ``reduce --items --benchmark leaderboard`` then finds it.
+    """
+    from harness_ext.store.lm_eval_tasks import IN_GROUPS
+
+    members = group_members(group_subtasks)[0]
+    if not members:
+        return [], []
+    rowed = {k.task for k in out.kinds}
+    odd = [g for g in members if g not in rowed and (len(g) > MAX_NAME or not g.strip())]
+    rowless = [g for g in members if g not in rowed and g not in odd]
+    if not rowless:
+        return [], odd
+    carry: dict = {}  # task with a row -> {rowless group: its members}
+    for g in rowless:
+        todo, seen = list(members[g]), {g}
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            if m in rowed:
+                carry.setdefault(m, {})[g] = members[g]
+            elif m in members:  # a group without a row: its members carry it
+                todo.extend(members[m])
+    if not carry:
+        return [], odd
+    made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
+    md_col = out.dataset_metadata
+    for i, k in enumerate(out.kinds):
+        groups = carry.get(k.task)
+        if groups:
+            key = (id(md_col[i]), k.task)
+            if key not in made:
+                made[key] = {**(md_col[i] or {}), IN_GROUPS: groups}
+            md_col[i] = made[key]
+    out._records = None
+    return [g for g in rowless if any(g in c for c in carry.values())], odd
+
+
+def note_members(doc: dict, src) -> None:
+    """Note (``src.note``) the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
+    subs = doc.get("group_subtasks")
+    if subs is not None and not isinstance(subs, dict):
+        src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
+    bad = group_members(subs)[1]
+    if bad:
+        src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
+                 "--items cannot take its tasks by its name): " + listed(bad, 8))
+
+
+def note_inline(doc: dict, src) -> None:
+    """Note (``src.note``) the groups stored under their parent's name (:func:`inline_groups`), with the names they
+    are stored as."""
+    inline = inline_groups(doc.get("group_subtasks"))
+    if inline:
+        src.note(f"{len(inline)} group{'s' * (len(inline) != 1)} lm-eval names for {'its' if len(inline) == 1 else 'their'} "
+                 "place in another group stored under that group's name: "
+                 + listed((f"{g} as {inline_dataset(p, g)!r}" for g, p in inline.items()), 8))

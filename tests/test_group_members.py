@@ -237,3 +237,241 @@ def test_shared_lm_eval_results_mmlu_groups_take_their_subjects(tmp_path, capsys
                                                           "weighted_by_size": True}
     assert f"subjects weighted by their items, as lm-eval's {group} group" in text
     assert f"group_alias: {group} (estimated from " in (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
+
+
+# -- a group lm-eval writes without a score whose tasks share no metric: the Open LLM Leaderboard's `leaderboard` --
+#: lm-eval 0.4.7's leaderboard group (its YAML's task list, in its order): no aggregate_metric_list in that release, so
+#: its results files give it no score; its members' metrics are acc_norm (BBH, GPQA, MuSR), exact_match (MATH),
+#: prompt_level_strict_acc (IFEval, its first) and acc (MMLU-Pro).
+LEADERBOARD = ["leaderboard_mmlu_pro", "leaderboard_bbh", "leaderboard_gpqa", "leaderboard_math_hard",
+               "leaderboard_ifeval", "leaderboard_musr"]
+BBH = ["boolean_expressions", "causal_judgement", "date_understanding", "disambiguation_qa", "formal_fallacies",
+       "geometric_shapes", "hyperbaton", "logical_deduction_five_objects", "logical_deduction_seven_objects",
+       "logical_deduction_three_objects", "movie_recommendation", "navigate", "object_counting", "penguins_in_a_table",
+       "reasoning_about_colored_objects", "ruin_names", "salient_translation_error_detection", "snarks",
+       "sports_understanding", "temporal_sequences", "tracking_shuffled_objects_five_objects",
+       "tracking_shuffled_objects_seven_objects", "tracking_shuffled_objects_three_objects", "web_of_lies"]
+BBH_N = {"causal_judgement": 187, "penguins_in_a_table": 146, "snarks": 178}  # the rest 250
+GPQA = {"leaderboard_gpqa_diamond": 198, "leaderboard_gpqa_extended": 546, "leaderboard_gpqa_main": 448}
+
+
+def _task(doc: dict, task: str, values: dict, n: int, metrics: list) -> None:
+    doc["results"][task] = {"alias": f" - {task}", **{f"{m},none": v for m, v in values.items()}}
+    doc["configs"][task] = {"task": task, "num_fewshot": 0, "output_type": "multiple_choice", "metadata": {"version": 1.0},
+                            "metric_list": [{"metric": m, "aggregation": "mean", "higher_is_better": True} for m in metrics]}
+    doc["versions"][task], doc["n-shot"][task] = 1.0, 0
+    doc["n-samples"][task] = {"original": n, "effective": n}
+
+
+def _full_leaderboard_run(folder: Path, model: str, top=True) -> Path:
+    """One model's ``lm_eval --tasks leaderboard`` results file as lm-eval 0.4.7 writes it (after the mirrored
+    files: MATH and MuSR as :func:`test_item_group_weights._leaderboard_run` builds them, BBH, GPQA, IFEval and
+    MMLU-Pro with their task names and sizes, scores made up), the top group ``leaderboard`` ``{" ": " "}``
+    (``top`` False: a run of its member groups only)."""
+    path = _leaderboard_run(folder, model)
+    doc = json.loads(path.read_text())
+    base = 0.2 + 0.1 * list(SCORES).index(model)
+    for grp, tasks in (("leaderboard_bbh", {f"leaderboard_bbh_{t}": BBH_N.get(t, 250) for t in BBH}),
+                       ("leaderboard_gpqa", GPQA)):
+        doc["results"][grp] = {" ": " ", "alias": grp}
+        doc["group_subtasks"][grp] = list(tasks)
+        for i, (t, n) in enumerate(tasks.items()):
+            _task(doc, t, {"acc_norm": base + 0.01 * i}, n, ["acc_norm"])
+    ifeval = ["prompt_level_strict_acc", "inst_level_strict_acc", "prompt_level_loose_acc", "inst_level_loose_acc"]
+    _task(doc, "leaderboard_ifeval", {m: base + 0.05 * i for i, m in enumerate(ifeval)}, 541, ifeval)
+    _task(doc, "leaderboard_mmlu_pro", {"acc": base}, 12032, ["acc"])
+    doc["group_subtasks"].update({"leaderboard_ifeval": [], "leaderboard_mmlu_pro": []})
+    if top:
+        doc["results"]["leaderboard"] = {" ": " ", "alias": "leaderboard"}
+        doc["group_subtasks"]["leaderboard"] = list(LEADERBOARD)
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _leaderboard_store(tmp_path, top=True) -> Path:
+    db = tmp_path / "s.duckdb"
+    paths = [str(_full_leaderboard_run(tmp_path / "runs", m, top)) for m in SCORES]
+    assert main(["ingest", "--db", str(db), "-q", *paths]) == 0
+    return db
+
+
+def _in_groups(db) -> dict:
+    """``{dataset name: its in_groups}`` as the store keeps them (one per dataset name: its rows' agree)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        rows = con.execute("SELECT DISTINCT name, json_extract(metadata, '$.in_groups') FROM datasets "
+                           "WHERE json_extract(metadata, '$.in_groups') IS NOT NULL").fetchall()
+    return {n: json.loads(v) for n, v in rows}
+
+
+def test_a_group_without_a_score_or_a_common_metric_keeps_its_members_with_its_members(tmp_path, capsys):
+    db = tmp_path / "s.duckdb"
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "members of leaderboard (no row: no score) kept with their tasks" in captured.out + captured.err
+    kept = _in_groups(db)
+    assert set(kept) == set(LEADERBOARD)  # its six direct members: four groups (rows made) and two tasks
+    assert all(v == {"leaderboard": LEADERBOARD} for v in kept.values())
+    assert "leaderboard" not in _members(db)  # still no row of its own: lm-eval gave it no score
+    from harness_ext.methods.reduction.lm_eval_members import leaf_tasks, stored_groups
+    from harness_ext.store.db import Store
+
+    with Store.open(db, read_only=True) as store:
+        groups = stored_groups(store)
+        leaves, unknown = leaf_tasks(groups, "leaderboard")
+    assert groups["leaderboard"]["scored"] is False and groups["leaderboard_bbh"]["scored"] is True
+    assert len(leaves) == 24 + 3 + 7 + 1 + 3 + 1 == 39 and not unknown
+
+
+@pytest.mark.parametrize("flag", ["--benchmark", "--datasets"])
+def test_reduce_items_takes_the_leaderboard_groups_tasks_each_on_its_metric(tmp_path, capsys, flag):
+    db = _leaderboard_store(tmp_path)
+    out = tmp_path / "r"
+    assert _reduce(db, out, flag, "leaderboard", items="20") == 0
+    text = capsys.readouterr().out
+    m = load_manifest(out)
+    assert len(m["tasks"]) == 39 and m["cost"]["items_run"] == 780
+    assert m["lm_eval_group"] == {"name": "leaderboard", "n_tasks": 39, "members_kept": True, "weighted_by_size": None,
+                                  "n_models": 0, "scored": False}
+    assert m["weighting"] == "uniform over tasks"
+    assert "Groups named: leaderboard: its 39 tasks (lm-eval group without a score of its own" in text
+    assert "which lm-eval gives no score (its tasks share no metric): the benchmark row, 'leaderboard task mean'" in text
+    assert ("Each task on its primary metric: 30 on acc_norm, 7 on exact_match, 1 on acc, 1 on "
+            "prompt_level_strict_acc.") in text
+    assert {t: b["metric"] for t, b in m["tasks"].items()}["leaderboard_ifeval"] == "prompt_level_strict_acc"
+    assert "group_alias: leaderboard task mean (estimated from 780 of " in (out / "harness_ext_reduced.yaml").read_text()
+
+
+def test_the_leaderboard_group_with_datasets_keeps_the_tasks_both_select(tmp_path, capsys):
+    db = _leaderboard_store(tmp_path)
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard", "--datasets", "leaderboard_[gm][pm]*") == 0
+    m = load_manifest(tmp_path / "r")
+    assert set(m["tasks"]) == {*GPQA, "leaderboard_mmlu_pro"}
+    assert "lm_eval_group" not in m  # four tasks are no one group
+    assert "Each task on its primary metric: 3 on acc_norm, 1 on acc." in capsys.readouterr().out
+
+
+def test_a_scored_groups_reduction_says_nothing_of_metrics_and_is_named_as_before(tmp_path, capsys):
+    db = _leaderboard_store(tmp_path)
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_bbh") == 0
+    text = capsys.readouterr().out
+    assert "Each task on its" not in text and "task mean" not in text
+    assert load_manifest(tmp_path / "r")["lm_eval_group"]["name"] == "leaderboard_bbh"
+
+
+def test_the_leaderboard_group_ingested_twice_and_reread_stays_as_it_was(tmp_path, capsys):
+    db = _leaderboard_store(tmp_path)
+    before = _in_groups(db)
+    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "runs")]) == 0
+    assert _in_groups(db) == before
+    # As the reader before revision 7 left the store: no in_groups; --benchmark leaderboard then matches nothing.
+    with duckdb.connect(str(db)) as con:
+        for did, md in con.execute("SELECT dataset_id, metadata FROM datasets").fetchall():
+            md = json.loads(md)
+            if md.pop("in_groups", None) is not None:
+                con.execute("UPDATE datasets SET metadata = ? WHERE dataset_id = ?", [json.dumps(md), did])
+        con.execute("UPDATE sources SET reader = '6' WHERE adapter = 'lm_eval_v04'")
+    assert not _in_groups(db)
+    assert _reduce(db, tmp_path / "r0", "--benchmark", "leaderboard") != 0
+    err = capsys.readouterr().err
+    assert "leaderboard is an lm-eval group the store keeps no member list for" in err
+    assert "than the one 3 results files were read with; 'harness-ext ingest --reread PATHS'" in err
+    assert main(["ingest", "--db", str(db), "--reread", str(tmp_path / "runs")]) == 0
+    assert _in_groups(db) == before
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard") == 0
+    assert len(load_manifest(tmp_path / "r")["tasks"]) == 39
+
+
+@pytest.mark.parametrize("batches", [1, 2])
+def test_a_later_leaderboard_run_gives_tasks_first_stored_without_it_the_group(tmp_path, batches):
+    """The first model ran the member groups alone (no top group), the second ``--tasks leaderboard``: the tasks
+    stored from the first file take the group from the second, within one batch and across batches."""
+    first = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[0], top=False)
+    later = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[1])
+    db = tmp_path / "s.duckdb"
+    for paths in ([[first, later]] if batches == 1 else [[first], [later]]):
+        assert main(["ingest", "--db", str(db), "-q", *map(str, paths)]) == 0
+    assert set(_in_groups(db)) == set(LEADERBOARD)
+
+
+def test_a_task_in_two_groups_without_a_score_keeps_both_from_two_files(tmp_path):
+    """in_groups is filled group by group: a later file's second group is added, the stored one's list kept."""
+    first = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[0])
+    later = _full_leaderboard_run(tmp_path / "runs", list(SCORES)[1])
+    doc = json.loads(later.read_text())
+    doc["results"]["openllm"] = {" ": " ", "alias": "openllm"}  # another of lm-eval's group names, no score
+    doc["group_subtasks"]["openllm"] = ["leaderboard_ifeval", "leaderboard_math_hard"]
+    doc["group_subtasks"]["leaderboard"] = ["leaderboard_ifeval", "leaderboard_mmlu_pro"]  # a second list: not kept
+    later.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    for p in (first, later):
+        assert main(["ingest", "--db", str(db), "-q", str(p)]) == 0
+    kept = _in_groups(db)
+    assert kept["leaderboard_ifeval"] == {"leaderboard": LEADERBOARD, "openllm": ["leaderboard_ifeval",
+                                                                                 "leaderboard_math_hard"]}
+    assert kept["leaderboard_mmlu_pro"] == {"leaderboard": LEADERBOARD}
+
+
+def test_in_groups_metadata_is_filled_group_by_group():
+    from harness_ext.store.dataset_fill import filled
+
+    stored = json.dumps({"harness": "lm-evaluation-harness", "in_groups": {"a": ["x", "y"]}})
+    assert json.loads(filled(stored, {"in_groups": {"a": ["z"], "b": ["x"]}}))["in_groups"] == {"a": ["x", "y"],
+                                                                                                "b": ["x"]}
+    assert filled(stored, {"in_groups": {"a": ["z"]}}) == stored  # nothing new: unchanged
+
+
+def test_a_group_without_a_row_inside_another_passes_the_outer_groups_members_on(tmp_path):
+    """``leaderboard_math_hard`` without sizes gets no row (no mean by size): its tasks carry it and
+    ``leaderboard`` both, so the outer group still reaches every task."""
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    doc = json.loads(path.read_text())
+    for t in MATH:
+        del doc["n-samples"][t]
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(path)]) == 0
+    kept = _in_groups(db)
+    assert "leaderboard_math_hard" not in _members(db)
+    assert all(kept[t] == {"leaderboard_math_hard": list(MATH), "leaderboard": LEADERBOARD} for t in MATH)
+    from harness_ext.methods.reduction.lm_eval_members import leaf_tasks, stored_groups
+    from harness_ext.store.db import Store
+
+    with Store.open(db, read_only=True) as store:
+        leaves, unknown = leaf_tasks(stored_groups(store), "leaderboard")
+    assert len(leaves) == 39 and set(MATH) <= set(leaves) and not unknown
+
+
+def test_a_scored_group_over_several_metrics_is_named_its_task_mean_too(tmp_path, capsys):
+    """lm-eval 0.4.13's leaderboard YAML aggregates each metric over the tasks that have it (acc: MMLU-Pro alone), so
+    its rows are scores per metric, none of them the mean of the 39 tasks the reduction's row is."""
+    paths = []
+    for m in SCORES:
+        path = _full_leaderboard_run(tmp_path / "runs", m)
+        doc = json.loads(path.read_text())
+        doc["results"]["leaderboard"] = {"alias": "leaderboard", "acc,none": 0.3, "acc_norm,none": 0.4,
+                                         "exact_match,none": 0.1, "prompt_level_strict_acc,none": 0.5}
+        path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", *paths]) == 0
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard") == 0
+    text = capsys.readouterr().out
+    g = load_manifest(tmp_path / "r")["lm_eval_group"]
+    assert g["name"] == "leaderboard" and g["mixed_metrics"] is True and "scored" not in g
+    assert "which lm-eval scores per metric over the tasks that have it: the benchmark row, 'leaderboard task mean'" in text
+    assert "group_alias: leaderboard task mean (estimated from " in (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
+
+
+def test_a_group_name_too_long_to_be_one_is_noted_and_its_membership_not_kept(tmp_path, capsys):
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    doc = json.loads(path.read_text())
+    name = "g" * 400
+    doc["results"][name] = {" ": " ", "alias": "long"}
+    doc["group_subtasks"][name] = ["leaderboard_ifeval", "leaderboard_mmlu_pro"]
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "1 group name of group_subtasks blank or longer than 300 characters" in captured.out + captured.err
+    assert all(set(v) == {"leaderboard"} for v in _in_groups(db).values())

@@ -4,8 +4,10 @@ A dataset row keeps the metadata of the first file that named it (its direction,
 from there too). A few keys are properties of the task or group that a first file may not give and a later one
 does: a task's full number of documents (:data:`~harness_ext.store.lm_eval_tasks.N_DOCUMENTS`, which an lm-eval
 ``--limit`` run writes and a file of lm-eval 0.4.0-0.4.2 has no ``n-samples`` for) and a group's direct members
-(:data:`~harness_ext.store.lm_eval_tasks.MEMBERS`, from ``group_subtasks``). A later file's value of such a key fills
-it where the stored row has none; a stored value is never changed (the first file's stays, as a result's does).
+(:data:`~harness_ext.store.lm_eval_tasks.MEMBERS`, from ``group_subtasks``), and the groups without a row a dataset is
+a member of (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`, ``{group: members}``). A later file's value of such
+a key fills it where the stored row has none (of ``in_groups``: each group it lacks); a stored value is never changed
+(the first file's stays, as a result's does).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ import json
 
 import numpy as np
 
-from .lm_eval_tasks import MEMBERS, N_DOCUMENTS
+from .lm_eval_tasks import IN_GROUPS, MEMBERS, N_DOCUMENTS
 
 #: The metadata keys a later file fills where a dataset's row has none.
-FILLED_KEYS = (N_DOCUMENTS, MEMBERS)
+FILLED_KEYS = (N_DOCUMENTS, MEMBERS, IN_GROUPS)
 
 
 def later_keys(dmetas: list, row_dataset: np.ndarray) -> dict:
@@ -28,7 +30,7 @@ def later_keys(dmetas: list, row_dataset: np.ndarray) -> dict:
     a key are found in one numpy pass; a batch without such keys costs those two passes.
     """
     by_id = dict(zip(map(id, dmetas), dmetas))
-    wanted = [i for i, d in by_id.items() if d and (N_DOCUMENTS in d or MEMBERS in d)]
+    wanted = [i for i, d in by_id.items() if d and (N_DOCUMENTS in d or MEMBERS in d or IN_GROUPS in d)]
     if not wanted:
         return {}
     ids = np.fromiter(map(id, dmetas), dtype=np.uint64, count=len(dmetas))
@@ -38,6 +40,8 @@ def later_keys(dmetas: list, row_dataset: np.ndarray) -> dict:
         for k in FILLED_KEYS:
             if k in d and k not in keys:
                 keys[k] = d[k]
+            elif k == IN_GROUPS and k in d and isinstance(d[k], dict) and isinstance(keys[k], dict):
+                keys[k] = {**d[k], **keys[k]}  # each group once, the first row's members
     return out
 
 
@@ -50,6 +54,9 @@ def filled(metadata_json: str, keys: dict) -> str:
     if not isinstance(md, dict):
         return metadata_json
     extra = {k: v for k, v in keys.items() if k not in md}
+    have, got = md.get(IN_GROUPS), keys.get(IN_GROUPS)
+    if isinstance(have, dict) and isinstance(got, dict) and not set(got) <= set(have):
+        extra[IN_GROUPS] = {**got, **have}  # the groups it lacks added; a stored group's members kept
     return json.dumps({**md, **extra}, default=str) if extra else metadata_json
 
 

@@ -44,6 +44,12 @@ N_DOCUMENTS = "n_documents"
 #: Key of an lm-eval group's dataset metadata (its ``kind='aggregate'`` rows) holding its direct members as the
 #: results file's ``group_subtasks`` lists them: task and subgroup names, lm-eval's own.
 MEMBERS = "members"
+#: Key of a task's (or scored group's) dataset metadata naming the lm-eval groups it is a direct member of that have
+#: no row in the store (lm-eval wrote them without a score and their tasks share no metric, so none was made:
+#: the Open LLM Leaderboard's ``leaderboard``): ``{group: its direct members}``. Such a group's membership has no
+#: row of its own to live in, so each of its members carries it (a member that is itself such a group passes it on to
+#: its own members).
+IN_GROUPS = "in_groups"
 #: The most documents a task's count may give: above it a results file's ``n-samples`` is no task's size (lm-eval's
 #: largest tasks hold hundreds of thousands), and drawing from it would enumerate the documents (80 MB here).
 MAX_DOCUMENTS = 10_000_000

@@ -626,5 +626,11 @@ def run_share(manifest: dict) -> str:
 
 def reduced_name(manifest: dict):
     """The name of what a manifest estimates: the lm-eval group whose tasks it reduces (``leaderboard_bbh``, the
-    manifest's ``lm_eval_group``), else its benchmark (``mmlu``, ``lm_eval``; None when it has none)."""
-    return (manifest.get("lm_eval_group") or {}).get("name") or manifest.get("benchmark")
+    manifest's ``lm_eval_group``; ``leaderboard task mean`` for a group lm-eval gives no score, or scores per metric
+    over tasks on several), else its benchmark (``mmlu``, ``lm_eval``; None when it has none)."""
+    g = manifest.get("lm_eval_group") or {}
+    if g.get("name") and (g.get("scored") is False or g.get("mixed_metrics")):  # the row is no score lm-eval gives
+        from .lm_eval_members import TASK_MEAN
+
+        return TASK_MEAN.format(name=g["name"])
+    return g.get("name") or manifest.get("benchmark")

@@ -35,7 +35,7 @@ from ...report import listed, plural
 from ...store.globs import as_globs, matches, select_names
 from ...store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
-from .lm_eval_members import group_weights  # noqa: F401 (item_reduce imports it from here)
+from .lm_eval_members import group_weights, rowless_hint  # noqa: F401 (group_weights: item_reduce imports it from here)
 
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
 ESTIMATOR = "sample_mean"
@@ -82,7 +82,8 @@ def _no_scores(store, benchmarks, datasets, models, exclude_models, metric) -> s
     per = held.groupby("benchmark", sort=True)["name"].nunique()
     said = ", ".join(f"{b} ({plural(n, 'task')})" for b, n in per.items())
     return (f"nor do the store's lm-eval task scores match {asked or 'the query'} (they are {said}; 'harness-ext "
-            f"info' lists them){_groups_named(store, held, [*(benchmarks or ()), *([datasets] if datasets else [])])}")
+            f"info' lists them){_groups_named(store, held, [*(benchmarks or ()), *([datasets] if datasets else [])])}"
+            f"{rowless_hint(store, [*(benchmarks or ()), *as_globs(datasets)])}")
 
 
 def _groups_named(store, held: pd.DataFrame, names: list) -> str:

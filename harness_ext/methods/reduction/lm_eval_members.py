@@ -20,7 +20,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import listed, plural
 from ...store.globs import as_globs, is_glob, matches
-from ...store.lm_eval_tasks import MEMBERS
+from ...store.lm_eval_tasks import IN_GROUPS, MEMBERS
 
 #: The harness of the lm-eval adapter's datasets (their metadata's ``harness``).
 LM_EVAL = "lm-evaluation-harness"
@@ -33,7 +33,9 @@ REREAD = ("the store keeps no member list for {what} (its results files were rea
 def stored_groups(store) -> dict:
     """``{name: {"benchmark", "dataset", "members"}}`` of the lm-eval groups the store holds (aggregate datasets),
     under both their task name (``stem``) and their dataset name (``mmlu_redux_generative (stem)``); ``members`` is
-    None where the store keeps none (a store read before, a file without ``group_subtasks``)."""
+    None where the store keeps none (a store read before, a file without ``group_subtasks``). A group without a row
+    (no score: ``leaderboard``), whose members carry its member list, is there too, with ``scored`` False and
+    ``benchmark`` None."""
     rows = store.con.execute(
         f"""SELECT benchmark, name, task, json_extract(metadata, '$.{MEMBERS}') AS members FROM datasets
             WHERE kind = 'aggregate' AND json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
@@ -44,8 +46,34 @@ def stored_groups(store) -> dict:
         for key in dict.fromkeys(k for k in (task, name) if k):
             have = out.get(key)
             if have is None or (have["members"] is None and kept is not None):
-                out[key] = {"benchmark": bench, "dataset": name, "members": kept}
+                out[key] = {"benchmark": bench, "dataset": name, "members": kept, "scored": True}
+    for group, members in _rowless(store):
+        if out.get(group) is None or out[group]["members"] is None:
+            out[group] = {"benchmark": None, "dataset": group, "members": members, "scored": False}
     return out
+
+
+def _rowless(store) -> list:
+    """``[(group, members)]`` of the lm-eval groups without a row that the store's datasets are members of
+    (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`: lm-eval gave them no score and their tasks share no metric),
+    each group once, its first dataset's list."""
+    rows = store.con.execute(
+        f"""SELECT g FROM (SELECT CAST(json_extract(metadata, '$.{IN_GROUPS}') AS VARCHAR) AS g,
+                                  min(dataset_id) AS first FROM datasets
+                           WHERE json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
+                             AND json_extract(metadata, '$.{IN_GROUPS}') IS NOT NULL GROUP BY g)
+            ORDER BY first""").fetchall()
+    out: dict = {}
+    for (text,) in rows:
+        try:
+            groups = json.loads(text)
+        except ValueError:
+            continue
+        for g, members in (groups.items() if isinstance(groups, dict) else ()):
+            kept = _member_list(members)
+            if isinstance(g, str) and kept is not None:
+                out.setdefault(g, kept)
+    return list(out.items())
 
 
 def _member_list(text):
@@ -131,6 +159,37 @@ def take_group_tasks(store, benchmarks, datasets) -> dict:
     return out
 
 
+#: The lm-eval 0.4 reader's revision from which the members of a group without a row are kept (``in_groups``).
+ROWLESS_FROM = 7
+
+
+def rowless_hint(store, names) -> str:
+    """What a query that matched nothing is told when a plain name in it is one of lm-eval's group names the store
+    keeps no members for and some lm-eval 0.4 results were read before :data:`ROWLESS_FROM` (``""`` otherwise): such
+    a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
+    members with its tasks."""
+    from ...store.lm_eval_tasks import shipped_group_names
+
+    plain = [n for n in names if n and not is_glob(n)]
+    if not plain:
+        return ""
+    known, held = shipped_group_names(), stored_groups(store)
+    missing = [n for n in plain if n in known and n not in held]
+    if not missing:
+        return ""
+    old = store.con.execute(
+        "SELECT count(*) FROM sources WHERE adapter = 'lm_eval_v04' AND TRY_CAST(reader AS INTEGER) < ?",
+        [ROWLESS_FROM]).fetchall()[0][0]
+    if not old:
+        return ""
+    one = len(missing) == 1
+    return (f". {listed(missing, 3)} {'is an lm-eval group' if one else 'are lm-eval groups'} the store keeps no "
+            f"member list for: a group lm-eval writes without a score (leaderboard in lm-eval 0.4.7) whose tasks share "
+            f"no metric has no row, and its members are kept with its tasks only by a later reader than the one "
+            f"{plural(old, 'results file')} {'was' if old == 1 else 'were'} read with; 'harness-ext ingest --reread "
+            f"PATHS' reads them again and keeps {'it' if one else 'them'}")
+
+
 def _leaves(groups: dict, name: str, tasks: set, out: dict):
     """Group ``name``'s leaf tasks (:func:`leaf_tasks`), said in ``out["notes"]``; None when ``name`` is no group the
     store keeps members for (said too, for a stored group without them)."""
@@ -143,7 +202,9 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
     leaves, unknown = leaf_tasks(groups, name)
     have = [t for t in leaves if t in tasks]
     out["taken"].append((name, len(leaves)))
-    note = f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest)"
+    note = (f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest)" if info["scored"] else
+            f"{name}: its {plural(len(leaves), 'task')} (lm-eval group without a score of its own, members kept with "
+            "its tasks at ingest)")
     if len(have) < len(leaves):
         note += f", {len(have)} of them with scores in the store"
     if unknown:
@@ -155,8 +216,8 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
 
 def member_group(store, tasks) -> dict:
     """The lm-eval group whose leaf tasks are exactly ``tasks`` (lm-eval task names), by the members the store keeps:
-    ``{"name", "n_tasks"}``, or ``{}``. Of nested groups with the same leaves (a group of one subgroup), the
-    innermost is taken."""
+    ``{"name", "n_tasks"}`` (and ``"scored": False`` for a group lm-eval gives no score, which has no row), or ``{}``.
+    Of nested groups with the same leaves (a group of one subgroup), the innermost is taken."""
     want = set(tasks)
     if len(want) < 2:
         return {}
@@ -167,8 +228,9 @@ def member_group(store, tasks) -> dict:
             continue
         leaves, unknown = leaf_tasks(groups, name)
         if not unknown and set(leaves) == want and (not best or len(info["members"]) > best["n_members"]):
-            best = {"name": name, "n_tasks": len(leaves), "n_members": len(info["members"])}
-    return {k: best[k] for k in ("name", "n_tasks")} if best else {}
+            best = {"name": name, "n_tasks": len(leaves), "n_members": len(info["members"]),
+                    **({} if info["scored"] else {"scored": False})}
+    return {k: v for k, v in best.items() if k != "n_members"}
 
 
 #: How close a group's stored score and its tasks' weighted mean are when it is that mean (float rounding only).
@@ -244,7 +306,9 @@ def group_weights(store, found: dict) -> tuple:
     (:func:`group_score_test`), the tasks' documents, so the benchmark row is that group's score as lm-eval makes it.
     The group is the one whose kept members are these tasks (:func:`member_group`), else one the score test finds.
     ``group``: ``{"name", "n_tasks", "members_kept", "weighted_by_size", "n_models"}`` for the manifest
-    (``lm_eval_group``; ``weighted_by_size`` None: no run tells), or ``{}``.
+    (``lm_eval_group``; ``weighted_by_size`` None: no run tells; ``"scored": False`` added for a group lm-eval gives
+    no score, ``"mixed_metrics": True`` for one whose tasks are on several metrics, which lm-eval scores per metric
+    over the tasks that have it: the benchmark row is neither's score), or ``{}``.
     """
     from .item_benchmark import UNIFORM, task_weights
 
@@ -260,7 +324,9 @@ def group_weights(store, found: dict) -> tuple:
         return weights, weighting, {}
     name = by_members.get("name") or test["name"]
     group = {"name": name, "n_tasks": len(found), "members_kept": bool(by_members),
-             "weighted_by_size": test.get("weighted"), "n_models": test.get("n_models", 0)}
+             "weighted_by_size": test.get("weighted"), "n_models": test.get("n_models", 0),
+             **({"scored": False} if by_members.get("scored") is False else
+                {"mixed_metrics": True} if len({b["metric"] for b in found.values()}) > 1 else {})}
     if not test.get("weighted"):
         return weights, weighting, group
     kept = f"its {plural(len(found), 'task')}, kept with it at ingest; " if by_members else ""
@@ -269,12 +335,38 @@ def group_weights(store, found: dict) -> tuple:
             f"mean for {plural(test['n_models'], 'model')})", group)
 
 
+#: How the benchmark row of a reduction of a group lm-eval gives no score is named (``leaderboard task mean``):
+#: not the group's name alone, which would read as a score of lm-eval's or of a leaderboard.
+TASK_MEAN = "{name} task mean"
+
+
 def group_text(manifest: dict) -> str:
-    """What ``reduce --items``'s summary says of the lm-eval group its tasks make (``""``: none)."""
+    """What ``reduce --items``'s summary says of the lm-eval group its tasks make (``""``: none), and, when the tasks'
+    metrics differ, which metric how many tasks are on (:func:`metric_text`)."""
     g = manifest.get("lm_eval_group") or {}
+    if g.get("scored") is False or g.get("mixed_metrics"):
+        whose = ("which lm-eval gives no score (its tasks share no metric)" if g.get("scored") is False else
+                 "which lm-eval scores per metric over the tasks that have it")
+        return (f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}), {whose}: the benchmark "
+                f"row, '{TASK_MEAN.format(name=g['name'])}', is harness-ext's mean of its tasks' scores, counted "
+                f"alike, each on its own metric, not a figure lm-eval or a leaderboard reports.{metric_text(manifest)}")
     if not g or g.get("weighted_by_size"):  # the weighting's own text names it then
-        return ""
+        return metric_text(manifest)
     how = {True: "", False: "; its score counts them alike, as does the benchmark's",
            None: "; no run in the store tells whether lm-eval weights them by size (a run giving the group's score "
                  "and its tasks' of different sizes), so they count alike"}[g.get("weighted_by_size")]
-    return f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}){how}."
+    return f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}){how}.{metric_text(manifest)}"
+
+
+def metric_text(manifest: dict) -> str:
+    """``" Each task on its primary metric: 30 on acc_norm, 7 on exact_match, 1 on acc."`` when the manifest's
+    tasks are on more than one metric (the most used first), else ``""``."""
+    tasks = manifest.get("tasks") or {}
+    metrics = pd.Series([b.get("metric") for b in tasks.values() if isinstance(b, dict) and b.get("metric")],
+                        dtype=object)
+    counts = metrics.value_counts(sort=False)
+    if len(counts) < 2:
+        return ""
+    counts = counts.sort_index().sort_values(ascending=False, kind="stable")
+    return (" Each task on its primary metric: "
+            + ", ".join(f"{n} on {m}" for m, n in counts.items()) + ".")
