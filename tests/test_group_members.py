@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_item_group_weights import MATH, MUSR, SCORES, _leaderboard_run, _store, _with_a_second_mc_task, forget_members
+from test_item_group_weights import MATH, MUSR, SCORES, _leaderboard_run, _store, _two_logged_models, forget_members
 
 from harness_ext.cli import main
 from harness_ext.methods.reduction.manifest import load_manifest
@@ -174,11 +174,7 @@ def test_item_level_a_group_named_takes_its_logged_tasks_and_predict_names_it(tm
     from harness_ext.methods.reduction.item_predict import predict_items
     from harness_ext.methods.reduction.predict_export import estimate_row_name
 
-    for m in ("toy__lm-small", "toy__lm-medium", "toy__lm-large"):
-        _with_a_second_mc_task(tmp_path / "pop", m)
-    db = tmp_path / "store.duckdb"
-    assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "pop" / "toy__lm-small"),
-                 str(tmp_path / "pop" / "toy__lm-medium")]) == 0
+    db = _two_logged_models(tmp_path)
     out = tmp_path / "r"
     assert _reduce(db, out, "--datasets", "toy_mc", items="6") == 0
     assert "Groups named: toy_mc: its 2 tasks" in capsys.readouterr().out

@@ -243,14 +243,20 @@ def test_results_of_lm_eval_0_4_2_without_sizes_are_told_which_releases_write_th
     assert "number of documents" in err and "from 0.4.3 on" in err and "0.4.0 to 0.4.2 have none" in err
 
 
-def test_predict_on_every_document_gives_the_groups_own_score(tmp_path, capsys):
-    from harness_ext.methods.reduction.item_predict import predict_items
-
+def _two_logged_models(tmp_path: Path) -> Path:
+    """A store of two toy models' logs with a second multiple-choice task (the large model's left for predict)."""
     for m in ("toy__lm-small", "toy__lm-medium", "toy__lm-large"):
         _with_a_second_mc_task(tmp_path / "pop", m)
     db = tmp_path / "store.duckdb"
     assert main(["ingest", "--db", str(db), "-q", str(tmp_path / "pop" / "toy__lm-small"),
                  str(tmp_path / "pop" / "toy__lm-medium")]) == 0
+    return db
+
+
+def test_predict_on_every_document_gives_the_groups_own_score(tmp_path, capsys):
+    from harness_ext.methods.reduction.item_predict import predict_items
+
+    db = _two_logged_models(tmp_path)
     out = tmp_path / "r"
     assert main(["reduce", "--db", str(db), "--items", "6", "--datasets", "toy_arith_mc*", "--out", str(out),
                  "--no-plot"]) == 0
