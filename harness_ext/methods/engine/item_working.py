@@ -121,18 +121,21 @@ def logistic_working_grouped(F_train: np.ndarray, group: np.ndarray, R: np.ndarr
     E = np.zeros((len(group), k))
     E[np.arange(len(group)), group] = 1.0  # the one-hot block: sums per group as one matrix product
     p_f, p_g = prec[:d], prec[d:]
-    FF = outer_rows(F_train)  # (obs, d * d)
+    # every per-group sum a step needs from one matrix product with the design's fixed products: the features'
+    # outer products (d * d), the features per group (d * k) and the groups' indicators (k)
+    FE = (F_train[:, :, None] * E[:, None, :]).reshape(len(group), d * k)
+    G = np.hstack([outer_rows(F_train), FE, E])
+    FG = np.hstack([F_train, E])
     b = np.zeros((R.shape[0], d))
     c = np.zeros((R.shape[0], k))
     for _ in range(n_newton):
         P = _sigmoid(b @ F_train.T + c[:, group])
-        D = W * (P - R0)
-        g_b = D @ F_train + b * p_f
-        g_c = D @ E + c * p_g
-        w = W * P * (1 - P)
-        A = (w @ FF).reshape(len(w), d, d) + np.diag(p_f)
-        B = (w[:, None, :] * F_train.T[None]) @ E  # (targets, d, k)
-        Dg = w @ E + p_g  # the groups' diagonal
+        g = (W * (P - R0)) @ FG
+        g_b, g_c = g[:, :d] + b * p_f, g[:, d:] + c * p_g
+        sums = (W * P * (1 - P)) @ G
+        A = sums[:, :d * d].reshape(-1, d, d) + np.diag(p_f)
+        B = sums[:, d * d:d * d + d * k].reshape(-1, d, k)
+        Dg = sums[:, d * d + d * k:] + p_g  # the groups' diagonal
         BD = B / Dg[:, None, :]
         S = A - BD @ B.transpose(0, 2, 1)
         s_b = np.linalg.solve(S, (g_b - (BD @ g_c[..., None])[..., 0])[..., None])[..., 0]
