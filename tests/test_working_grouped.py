@@ -64,3 +64,41 @@ def test_crosstask_working_models_agree_on_either_path(monkeypatch):
                                                                                    others=pred_o)
         for field in ("estimate", "lower", "upper", "se"):
             np.testing.assert_allclose(getattr(got[1], field), getattr(got[10 ** 6], field), rtol=0, atol=1e-10)
+
+
+def test_reduce_items_moves_a_bar_over_its_held_out_estimates(tmp_path, monkeypatch):
+    import pandas as pd
+
+    import harness_ext as hx
+    from harness_ext import report
+    from harness_ext.cli import main
+
+    rng = np.random.default_rng(2)
+    folder = tmp_path / "bench"
+    folder.mkdir()
+    for task in ("a", "b", "c"):
+        Y = (rng.random((12, 40)) < 0.6).astype(float)
+        pd.DataFrame({"model": np.repeat([f"m{i:02d}" for i in range(12)], 40), "item": np.tile(np.arange(40), 12),
+                      "score": Y.ravel()}).to_parquet(folder / f"{task}.parquet", index=False)
+    db = tmp_path / "store.duckdb"
+    assert main(["ingest", "--db", str(db), "-q", str(folder)]) == 0
+    bars = []
+
+    class Bar:
+        def __init__(self, iterable=None, total=None, desc="", disable=None):
+            self.total, self.desc, self.n, self.closed = total, desc, 0, False
+            bars.append(self)
+
+        def update(self, n=1):
+            self.n += n
+
+        def set_postfix_str(self, s):
+            pass
+
+        def close(self):
+            self.closed = True
+
+    monkeypatch.setattr(report, "progress", Bar)
+    hx.reduce_items(db, 10, estimator="sample_mean", seed=0)
+    held = [b for b in bars if b.desc.startswith("held-out estimates")]
+    assert len(held) == 1 and held[0].total == 6 and held[0].n == 6 and held[0].closed  # 3 tasks x 2 splits
