@@ -106,13 +106,14 @@ def logistic_working_grouped(F_train: np.ndarray, group: np.ndarray, R: np.ndarr
 
     The same penalised likelihood and the same damped Newton steps, from zero, as :func:`logistic_working` on the
     dense design: only the arithmetic differs. Its Hessian is an arrow matrix (the features' block, their sums per
-    group, and a diagonal over the groups), so each step costs ``obs * d**2`` per target and the solve goes through
-    the features' Schur complement, where the dense design costs ``obs * (d + k)**2`` and a ``(d + k)``-sized
-    solve: with one group per task of a benchmark the dense form grows with the cube of the tasks. The results
-    agree with the dense form's to rounding (about 1e-15), not bit for bit.
+    group, and a diagonal over the groups): a step takes every sum it needs from one product with ``obs x (d**2 +
+    d k + k)`` fixed columns and solves through the features' ``d x d`` Schur complement, where the dense design
+    costs ``obs * (d + k)**2`` per target and a ``(d + k)``-sized solve; with one group per task of a benchmark (obs
+    growing with the tasks too) the dense form grows with the cube of the tasks. The results agree with the dense
+    form's to rounding (about 1e-16 in the probabilities), not bit for bit.
 
-    ``group`` (obs,): each row's group, ``0 .. k - 1``; ``prec`` the
-    diagonal prior precision of the ``d + k`` coefficients, the groups' last.
+    ``group`` (obs,): each row's group, ``0 .. k - 1`` (any order; a group may have no rows); ``prec`` the diagonal
+    prior precision of the ``d + k`` coefficients, the groups' last.
     """
     d = F_train.shape[1]
     W = np.isfinite(R).astype(float)
