@@ -61,7 +61,7 @@ from .item_estimators import AIPW, ItemEstimate, _is_binary, _ItemEstimator, _z,
 from .item_composite import clipped_gap, coverage_scale, edge_hull, fit_gvf, gvf_variance
 from .item_factor import StackedLearn
 from .item_learn import KernelLearn, _check_targets, _fill_missing, _other_tasks
-from .item_working import choose_working, item_loadings, logistic_working
+from .item_working import GROUPED_FROM, choose_working, item_loadings, logistic_working, logistic_working_grouped
 
 
 #: The gap above the range is never less than ``a - hi - GAP_LOWER_Z sd_a``: the one-sided lower confidence bound
@@ -214,11 +214,16 @@ class DifficultyAIPW(AIPW):
         own = self.features_ if own is None else own
         other_rows = self.other_rows_ if other_rows is None else other_rows
         k1 = len(self.others_) + 1
+        slope_prec = np.full(own.shape[1], 1.0 / self.prior ** 2) if slope_prec is None else slope_prec
+        prec = np.r_[slope_prec, np.full(k1, 1e-2)]
+        if k1 >= GROUPED_FROM:  # the design's structure, not its dense form: same steps, arithmetic to rounding
+            d = own.shape[1]
+            group = np.r_[np.zeros(len(train_items), dtype=int), np.argmax(other_rows[:, d:], axis=1)]
+            return logistic_working_grouped(np.vstack([own[train_items], other_rows[:, :d]]), group,
+                                            np.hstack([Y_train, Y_other]), own, prec, k1, self.n_newton)
         task = np.zeros((len(train_items), k1))
         task[:, 0] = 1.0
         X = np.vstack([np.hstack([own[train_items], task]), other_rows])
-        slope_prec = np.full(own.shape[1], 1.0 / self.prior ** 2) if slope_prec is None else slope_prec
-        prec = np.r_[slope_prec, np.full(k1, 1e-2)]
         every = np.zeros((self.n_total_, k1))
         every[:, 0] = 1.0
         return logistic_working(X, np.hstack([Y_train, Y_other]), np.hstack([own, every]), prec, self.n_newton)

@@ -31,6 +31,11 @@ import numpy as np
 from .item_irt import _newton_rows, _sigmoid, outer_rows
 from .item_learn import _fill_missing
 
+#: From this many groups (task intercepts: the task and the benchmark's other tasks) a working logit is fitted through
+#: its design's structure (:func:`logistic_working_grouped`, equal to rounding); below it the dense design
+#: (:func:`logistic_working`) is as fast, and keeps its results bit for bit.
+GROUPED_FROM = 16
+
 
 def item_loadings(blocks: list, dims: int) -> list:
     """Each item's loadings on the ``dims`` leading right singular vectors of the population's answers.
@@ -92,3 +97,51 @@ def choose_working(candidates, train_items: np.ndarray, Y_train: np.ndarray, n_i
     choice = np.argmin(spread, axis=0)
     fits = np.stack(candidates(train_items, Y_train))  # (candidates, items, targets)
     return fits[choice, :, np.arange(len(choice))].T, choice
+
+
+def logistic_working_grouped(F_train: np.ndarray, group: np.ndarray, R: np.ndarray, F_all: np.ndarray,
+                             prec: np.ndarray, k: int, n_newton: int = 25) -> np.ndarray:
+    """:func:`logistic_working` for the design ``[F, one-hot(group)]`` (dense features, one intercept per group),
+    exploiting its structure; the predicted probability of every item of group 0 (``F_all``'s rows).
+
+    The same penalised likelihood and the same damped Newton steps, from zero, as :func:`logistic_working` on the
+    dense design: only the arithmetic differs. Its Hessian is an arrow matrix (the features' block, their sums per
+    group, and a diagonal over the groups): a step takes every sum it needs from one product with ``obs x (d**2 +
+    d k + k)`` fixed columns and solves through the features' ``d x d`` Schur complement, where the dense design
+    costs ``obs * (d + k)**2`` per target and a ``(d + k)``-sized solve; with one group per task of a benchmark (obs
+    growing with the tasks too) the dense form grows with the cube of the tasks. The results agree with the dense
+    form's to rounding (about 1e-16 in the probabilities), not bit for bit.
+
+    ``group`` (obs,): each row's group, ``0 .. k - 1`` (any order; a group may have no rows); ``prec`` the diagonal
+    prior precision of the ``d + k`` coefficients, the groups' last.
+    """
+    d = F_train.shape[1]
+    W = np.isfinite(R).astype(float)
+    R0 = np.where(W > 0, R, 0.0)
+    group = np.asarray(group)
+    E = np.zeros((len(group), k))
+    E[np.arange(len(group)), group] = 1.0  # the one-hot block: sums per group as one matrix product
+    p_f, p_g = prec[:d], prec[d:]
+    # every per-group sum a step needs from one matrix product with the design's fixed products: the features'
+    # outer products (d * d), the features per group (d * k) and the groups' indicators (k)
+    FE = (F_train[:, :, None] * E[:, None, :]).reshape(len(group), d * k)
+    G = np.hstack([outer_rows(F_train), FE, E])
+    FG = np.hstack([F_train, E])
+    b = np.zeros((R.shape[0], d))
+    c = np.zeros((R.shape[0], k))
+    for _ in range(n_newton):
+        P = _sigmoid(b @ F_train.T + c[:, group])
+        g = (W * (P - R0)) @ FG
+        g_b, g_c = g[:, :d] + b * p_f, g[:, d:] + c * p_g
+        sums = (W * P * (1 - P)) @ G
+        A = sums[:, :d * d].reshape(-1, d, d) + np.diag(p_f)
+        B = sums[:, d * d:d * d + d * k].reshape(-1, d, k)
+        Dg = sums[:, d * d + d * k:] + p_g  # the groups' diagonal
+        BD = B / Dg[:, None, :]
+        S = A - BD @ B.transpose(0, 2, 1)
+        s_b = np.linalg.solve(S, (g_b - (BD @ g_c[..., None])[..., 0])[..., None])[..., 0]
+        s_c = (g_c - (B.transpose(0, 2, 1) @ s_b[..., None])[..., 0]) / Dg
+        norm = np.sqrt(np.sum(s_b ** 2, axis=1) + np.sum(s_c ** 2, axis=1))[:, None]
+        scale = np.minimum(1.0, 1.5 / np.maximum(norm, 1e-12))
+        b, c = b - s_b * scale, c - s_c * scale
+    return _sigmoid(F_all @ b.T + c[:, 0])

@@ -213,6 +213,7 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     :func:`~.item_design_plan.draw_task`): the item design.
     """
     from ...plugin_manager import get_registration
+    from ...report import progress
     from ..engine.item_agreement import sources_agreement
     from .item_benchmark import correlation_block, is_design_based
     from .item_others import population_others, uses_other_tasks
@@ -230,6 +231,8 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
     order = sorted(common, key=lambda m: strength[m])
     weak, strong = set(order[: len(order) // 2]), set(order[len(order) - int(round(0.3 * len(order))):])
     out, split_cells = {}, {}
+    # the held-out fits are most of an item-level reduce's time (minutes on many tasks): a bar a user sees move
+    bar = progress(None, total=2 * len(pops), desc="held-out estimates (task x split)")
     for split in ("interpolation", "extrapolation"):
         per_task, cells = {}, {}
         for t, (M, models) in pops.items():
@@ -239,12 +242,14 @@ def expected_errors_and_correlation(pops: dict, samples: dict, weights: dict, es
                      else [(np.isin(m_arr, list(weak)), np.isin(m_arr, list(strong)))])
             got, n_widened = _task_cells(reg, M, np.asarray(samples[t]), m_arr, parts, level, others[t], design,
                                          (infos or {}).get(t), task_seed(random_state, t))
+            bar.update()
             if got:
                 per_task[t] = _figures(*_cell_arrays(got.values()), len(got))
                 if n_widened is not None:  # the estimator's heuristics, counted where its figures are
                     per_task[t].update(n_widened=n_widened, agreement=agreement[t])
                 cells.update({(m, t): c for m, c in got.items()})
         out[split], split_cells[split] = {"tasks": per_task}, cells
+    bar.close()
     tasks = sorted({t for c in split_cells.values() for _, t in c})
     corr = correlation_block(split_cells, tasks, common, estimator, is_design_based(reg))
     for split, cells in split_cells.items():
