@@ -13,7 +13,6 @@ the shared lm-eval 0.4 results (``HARNESS_EXT_SHARED_DATA``).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import duckdb
@@ -23,11 +22,12 @@ from test_item_group_weights import MATH, MUSR, SCORES, _leaderboard_run, _store
 from harness_ext.cli import main
 from harness_ext.methods.reduction.manifest import load_manifest
 
+from conftest import SHARED_DATA
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 NESTED = next((FIXTURES / "lm_eval_groups" / "Qwen__Qwen3.5-9B").glob("results_*.json"))
 LIMITED = FIXTURES / "lm_eval_limit_items" / "population"
-SHARED = Path(os.environ.get("HARNESS_EXT_SHARED_DATA", "/nonexistent")) / "lm-eval-harness" / \
-    "v04_results_from_pull_refs" / "results"
+SHARED = SHARED_DATA / "lm-eval-harness" / "v04_results_from_pull_refs" / "results"
 
 
 def _members(db) -> dict:

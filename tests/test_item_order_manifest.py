@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 
 import pandas as pd
 import pytest
@@ -28,8 +27,8 @@ from conftest import SHARED_DATA
 ITEMS = SHARED_DATA / "items" / "helm_lite"
 NEW_MODEL = "openai_gpt-4-0613"
 DATE = "2026-01-01T00-00-00.000000"
-needs_shared = pytest.mark.skipif(not os.environ.get("HARNESS_EXT_SHARED_DATA") or not ITEMS.is_dir(),
-                                  reason="needs HARNESS_EXT_SHARED_DATA (the shared item tables)")
+needs_shared = pytest.mark.skipif(not ITEMS.is_dir(), reason="needs the shared item tables (../shared/data or "
+                                  "HARNESS_EXT_SHARED_DATA)")
 
 
 def _tables() -> dict:
