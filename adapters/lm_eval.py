@@ -224,10 +224,10 @@ def _task_choices(doc: dict) -> dict:
 
 
 def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, default_shots, doc: dict,
-          configs: Optional[dict] = None, choices: Optional[dict] = None, keep_members: bool = False) -> ResultRows:
-    """The rows of a results block (``keep_members``: a group's rows keep its direct members, from a results file
-    lm-eval wrote; the readers of printed tables and model cards rebuild ``group_subtasks`` from the rows they show,
-    which need not be all of a group's, so theirs are not kept)."""
+          configs: Optional[dict] = None, choices: Optional[dict] = None, members: Optional[dict] = None) -> ResultRows:
+    """The rows of a results block (``members``: each group's direct members its rows keep, :func:`group_members` of
+    a results file lm-eval wrote; the readers of printed tables and model cards rebuild ``group_subtasks`` from the
+    rows they show, which need not be all of a group's, so theirs are not kept)."""
     from harness_ext.store.lm_eval_tasks import CONFIG_KEY
 
     configs = configs or {}
@@ -241,7 +241,7 @@ def _rows(path, results: dict, *, v04: bool, model: str, model_meta: dict, defau
     groups = set(doc.get("groups") or {}) | {k for k, v in subs.items() if v}
     own = own_groups(doc.get("group_subtasks")) if groups else {}
     inline = inline_groups(doc.get("group_subtasks")) if groups else {}
-    members = group_members(subs)[0] if groups and keep_members else {}
+    members = members if groups else None
     blocks = dict(results)
     for g, block in (doc.get("groups") or {}).items():
         blocks.setdefault(g, block)
@@ -551,13 +551,14 @@ def read_v04(src: SourceFile):
     model, meta = model_name(config, src.path, fallback=doc.get("model_name"))
     _note_limited(doc, src)
     note_inline(doc, src)
-    note_members(doc, src)
+    members, dropped = group_members(doc.get("group_subtasks"))  # once per file: every step below reads them
+    note_members(doc, src, dropped)
     out = _unscored_groups(drop_missing(_rows(
         src.path, doc["results"], v04=True, model=model, model_meta=meta,
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
-        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), keep_members=True),
-        src), doc, src, keep_members=True)
-    rowless, odd = rowless_groups(out, doc.get("group_subtasks"))
+        doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), members=members),
+        src), doc, src, members=members)
+    rowless, odd = rowless_groups(out, members)
     if rowless:
         src.note(f"members of {listed(rowless, 8)} (no row: no score) kept with their tasks (reduce --items takes them)")
     if odd:
@@ -605,7 +606,7 @@ def _note_limited(doc: dict, src: SourceFile) -> None:
                  "their original not kept: " + listed(sorted(bad), 8))
 
 
-def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, keep_members: bool = False) -> ResultRows:
+def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, members: Optional[dict] = None) -> ResultRows:
     """``out`` with a score for each group the file lists without one, where its tasks make it.
 
     lm-eval writes a group whose YAML has no ``aggregate_metric_list`` as ``{" ": " ", "alias": ...}``: the
@@ -624,7 +625,7 @@ def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, keep_members: 
         if not k.aggregate:
             rows.setdefault(k.task, ({}, n, ns))[0][k.metric] = v
     own, inline, made, left = None, None, [], []
-    members = group_members(subs)[0] if keep_members else {}
+    members = members or {}
     for group, tasks in subs.items():
         if not isinstance(tasks, list) or not tasks or group in scored:
             continue

@@ -142,9 +142,10 @@ def _on_cycles(members: dict) -> set:
     return cyclic
 
 
-def rowless_groups(out, group_subtasks) -> tuple:
-    """Give the members of each group that has no row in ``out`` its membership; returns ``(those groups' names,
-    the names of such groups not kept: longer than :data:`MAX_NAME` characters or blank)``.
+def rowless_groups(out, members: dict) -> tuple:
+    """Give the members of each group of ``members`` (:func:`group_members`' kept lists) that has no row in ``out``
+    its membership; returns ``(those groups' names, the names of such groups not kept: longer than
+    :data:`MAX_NAME` characters or blank)``.
 
     lm-eval writes a group without a score of its own as ``{" ": " ", "alias": ...}``; the reader makes it one from
     its tasks when they share a metric, else the group has no row (the Open LLM Leaderboard's ``leaderboard`` of
@@ -156,7 +157,6 @@ def rowless_groups(out, group_subtasks) -> tuple:
     """
     from harness_ext.store.lm_eval_tasks import IN_GROUPS
 
-    members = group_members(group_subtasks)[0]
     if not members:
         return [], []
     rowed = {k.task for k in out.kinds}
@@ -191,12 +191,13 @@ def rowless_groups(out, group_subtasks) -> tuple:
     return [g for g in rowless if any(g in c for c in carry.values())], odd
 
 
-def note_members(doc: dict, src) -> None:
-    """Note (``src.note``) the groups whose member lists (``group_subtasks``) are not kept (:func:`group_members`)."""
+def note_members(doc: dict, src, dropped: list) -> None:
+    """Note (``src.note``) the groups whose member lists (``group_subtasks``) are not kept (``dropped``: the second
+    part of :func:`group_members`)."""
     subs = doc.get("group_subtasks")
     if subs is not None and not isinstance(subs, dict):
         src.note(f"group_subtasks is a {type(subs).__name__}, not an object of groups: no group's members kept")
-    bad = group_members(subs)[1]
+    bad = dropped
     if bad:
         src.note(f"{len(bad)} group{'s' * (len(bad) != 1)} of group_subtasks whose member list is not kept (reduce "
                  "--items cannot take its tasks by its name): " + listed(bad, 8))
