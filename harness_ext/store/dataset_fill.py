@@ -30,7 +30,7 @@ def later_keys(dmetas: list, row_dataset: np.ndarray) -> dict:
     a key are found in one numpy pass; a batch without such keys costs those two passes.
     """
     by_id = dict(zip(map(id, dmetas), dmetas))
-    wanted = [i for i, d in by_id.items() if d and (N_DOCUMENTS in d or MEMBERS in d or IN_GROUPS in d)]
+    wanted = [i for i, d in by_id.items() if d and any(k in d for k in FILLED_KEYS)]
     if not wanted:
         return {}
     ids = np.fromiter(map(id, dmetas), dtype=np.uint64, count=len(dmetas))

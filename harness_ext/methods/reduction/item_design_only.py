@@ -35,7 +35,7 @@ from ...report import listed, plural
 from ...store.globs import as_globs, matches, select_names
 from ...store.lm_eval_tasks import MAX_DOCUMENTS, N_DOCUMENTS
 from .item_design_plan import NO_POPULATION
-from .lm_eval_members import group_weights, rowless_hint  # noqa: F401 (group_weights: item_reduce imports it from here)
+from .lm_eval_members import REREAD, group_weights, rowless_hint, stored_groups
 
 #: The estimator of such a manifest (one that reads nothing from the population but the task's size).
 ESTIMATOR = "sample_mean"
@@ -96,8 +96,6 @@ def _groups_named(store, held: pd.DataFrame, names: list) -> str:
     named = [(b, g) for b, g in groups if any(g == n or matches(g, n) for n in names)]
     if not named:
         return ""
-    from .lm_eval_members import REREAD, stored_groups
-
     kept = stored_groups(store)
     bare = [g for _, g in named if (kept.get(g) or {}).get("members") is None]
     tips = []

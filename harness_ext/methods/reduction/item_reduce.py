@@ -384,8 +384,9 @@ def draw_items(store, chosen: list, n_items, models: Optional[str], random_state
     what the design's estimators need, (task -> weight, weighting, lm-eval group))``: the weights make the harness's
     benchmark score (:func:`~.lm_eval_members.group_weights`).
     """
-    from .item_design_only import group_weights, logged_part_warning, task_documents
+    from .item_design_only import logged_part_warning, task_documents
     from .item_design_plan import draw_task, items_per_task
+    from .lm_eval_members import group_weights
     from .item_links import attach_link_fields
 
     read = read_populations(store, chosen, models, warnings, exclude_models)
