@@ -60,9 +60,9 @@ def settings_record(chosen) -> dict:
         return None
     rank_cv = None
     if cv is not None:
-        # The grid's errors only describe the search (describe()); rounded as manifest figures are.
+        # The grid's errors only describe the search (describe()); rounded as info["error"] is (8 digits).
         rank_cv = {"rank": int(cv["rank"]), "lam": float(cv["lam"]), "n_folds": int(cv["n_folds"]),
-                   "cv_mse": [[int(r), float(lam), round(float(v), 10)] for (r, lam), v in cv["cv_mse"].items()]}
+                   "cv_mse": [[int(r), float(lam), round(float(v), 8)] for (r, lam), v in cv["cv_mse"].items()]}
     return {"scales": spec, "info": info, "rank_cv": rank_cv}
 
 
