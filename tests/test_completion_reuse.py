@@ -102,3 +102,29 @@ def test_a_changed_matrix_or_predictor_chooses_again_and_says_so(small, counted,
     # The level is set at predict time and does not enter the choice.
     level = predict_from_manifest(manifest, [new], level=0.8)
     assert counted.calls == 1 and not any(FALLBACK in w for w in level.warnings)
+
+
+def test_a_manifest_without_its_matrix_reuses_the_choice_on_the_store(tmp_path, monkeypatch, counted):
+    """Past the embedding limit the manifest names the store; predict re-reads the matrix, the digest still agrees.
+    A manifest whose embedded matrix was removed reads the store's unrounded values instead: chosen again."""
+    from harness_ext.methods.reduction import manifest as manifest_module
+
+    files = sorted(p for p in (bundled_data_path() / "pythia-160m").iterdir() if p.suffix == ".json")
+    db = tmp_path / "store.duckdb"
+    with Store.open(db) as store:
+        ingest_paths(store, files[:-1], show_progress=False)
+        df = load_matrix(store, MatrixQuery(benchmarks=("lm_eval",)))
+    kw = dict(budget="3", n_random=20, n_random_subsets=10, random_state=0, group_name="reuse", db=str(db))
+    embed = manifest_module.EMBED_MAX_CELLS
+    monkeypatch.setattr(manifest_module, "EMBED_MAX_CELLS", 0)
+    m = build_manifest(df, **kw)
+    counted.calls = 0  # reduce's own choice
+    assert "training_matrix" not in m and "completion_settings" in m["prediction"]
+    pred = predict_from_manifest(m, [files[-1]])
+    assert counted.calls == 0 and not any(FALLBACK in w for w in pred.warnings)
+    monkeypatch.setattr(manifest_module, "EMBED_MAX_CELLS", embed)
+    embedded = build_manifest(df, **kw)
+    del embedded["training_matrix"]
+    counted.calls = 0
+    pred = predict_from_manifest(embedded, [files[-1]])
+    assert counted.calls == 1 and sum(FALLBACK in w for w in pred.warnings) == 1
