@@ -10,6 +10,8 @@ records why (``info["settings_rule"]``). The functions take the estimator, whose
 
 from __future__ import annotations
 
+from copy import deepcopy
+
 import numpy as np
 
 from ...base import check_matrix, limit_threads
@@ -72,7 +74,8 @@ def settings_from_record(rec: dict) -> tuple:
     if cv is not None:
         cv = {"rank": int(cv["rank"]), "lam": float(cv["lam"]), "n_folds": int(cv["n_folds"]),
               "cv_mse": {(int(r), float(lam)): float(v) for r, lam, v in cv["cv_mse"]}}
-    return rec["scales"], rec["info"], cv
+    # A copy: the fitted estimator's record is its own, not the manifest's (which predict's JSON still writes).
+    return rec["scales"], deepcopy(rec["info"]), cv
 
 
 def choose_scales(est, X):

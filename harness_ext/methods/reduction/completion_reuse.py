@@ -46,12 +46,12 @@ def settings_digest(X: np.ndarray, params: dict) -> str:
     return h.hexdigest()
 
 
-def completion_record(r, manifest: dict, df) -> Optional[dict]:
-    """``prediction.completion_settings`` of the reduction ``r``: the choice and the digest of the training matrix
-    as ``predict`` reads it back (the embedded one, or ``df`` re-queried from the store); None when there is no
-    choice to record (a predictor without one, settings given, or a choice made on a sample of the models)."""
+def completion_record(r, X: np.ndarray, params: dict) -> Optional[dict]:
+    """``prediction.completion_settings`` of the reduction ``r``: the choice and the digest of ``X``, the training
+    matrix as ``predict`` reads it back (the embedded one, or the store's when too large to embed), with the
+    predictor's ``params`` as the manifest records them; None when there is no choice to record (a predictor without
+    one, settings given, or a choice made on a sample of the models)."""
     from ..engine.completion_settings import settings_record
-    from .predict import embedded_values
 
     fixed = r.cv.cache.get("settings")
     chosen = getattr(fixed, "settings_chosen_", None)
@@ -60,10 +60,7 @@ def completion_record(r, manifest: dict, df) -> Optional[dict]:
     rec = settings_record(chosen)
     if rec is None:
         return None
-    tm = manifest.get("training_matrix")
-    X = embedded_values(tm) if tm is not None else df.to_numpy(dtype=float)
-    return {"description": DESCRIPTION,
-            "digest": settings_digest(X, manifest["prediction"]["predictor"].get("params", {})), **rec}
+    return {"description": DESCRIPTION, "digest": settings_digest(X, params), **rec}
 
 
 def stored_settings(manifest: dict, train_X: np.ndarray, est) -> tuple:
