@@ -221,11 +221,17 @@ class LowRankCompleter(BasePredictor):
         t = as_transform(spec, X, self.scale_meta, self.eps)
         return t, (ColumnScaled(t, X) if self.column_scale else t)
 
-    def fit(self, X):
-        with limit_threads():  # small batched solves: extra BLAS threads only contend on a busy machine
-            return self._fit(check_matrix(X))
+    def fit(self, X, settings=None):
+        """Fit on ``X`` (models x datasets, NaN where not run).
 
-    def _fit(self, X):
+        ``settings``: ``(spec, info, rank_cv)`` as :func:`~harness_ext.methods.engine.completion_settings.choose_scales`
+        returns them, chosen on this same ``X`` with these parameters (a manifest records ``reduce``'s choice:
+        ``predict`` passes it back instead of choosing again, which is most of its time on a large matrix).
+        """
+        with limit_threads():  # small batched solves: extra BLAS threads only contend on a busy machine
+            return self._fit(check_matrix(X), settings)
+
+    def _fit(self, X, settings=None):
         if self.method not in ("als", "gibbs"):
             raise MethodError(f"method must be 'als' or 'gibbs', got {self.method!r}")
         if self.new_intervals not in ("cv+", "split"):
@@ -234,7 +240,7 @@ class LowRankCompleter(BasePredictor):
         obs = ~np.isnan(X)
         if obs.sum() < 2:
             raise MethodError("the matrix has fewer than two observed cells")
-        self.scales_, self.scales_cv_, self.cv_ = choose_scales(self, X)
+        self.scales_, self.scales_cv_, self.cv_ = choose_scales(self, X) if settings is None else settings
         self.cell_blend_ = self.scales_cv_["cell_blend"]
         self.scale_transform_, self.transform_ = self._transform_for(self.scales_, X)
         Z = self.transform_.transform(X)

@@ -10,6 +10,8 @@ records why (``info["settings_rule"]``). The functions take the estimator, whose
 
 from __future__ import annotations
 
+from copy import deepcopy
+
 import numpy as np
 
 from ...base import check_matrix, limit_threads
@@ -47,7 +49,33 @@ def fixed_settings(est, X):
             copy.set_params(rank=int(cv["rank"]), lam=float(cv["lam"]))
         # What the flops budget cut from the search, for the manifest (None: nothing).
         copy.settings_rule_ = info.get("settings_rule")
+        # The whole choice, for the manifest: predict fits on the same matrix and reuses it (settings_record).
+        copy.settings_chosen_ = (spec, info, cv)
     return copy
+
+
+def settings_record(chosen) -> dict:
+    """``choose_scales``' ``(spec, info, rank_cv)`` as plain JSON (:func:`settings_from_record` reads it back), or
+    None when the transform spec is not a name (a list or mapping given as ``scales``: left to be chosen again)."""
+    spec, info, cv = chosen
+    if not isinstance(spec, str):
+        return None
+    rank_cv = None
+    if cv is not None:
+        # The grid's errors only describe the search (describe()); rounded as info["error"] is (8 digits).
+        rank_cv = {"rank": int(cv["rank"]), "lam": float(cv["lam"]), "n_folds": int(cv["n_folds"]),
+                   "cv_mse": [[int(r), float(lam), round(float(v), 8)] for (r, lam), v in cv["cv_mse"].items()]}
+    return {"scales": spec, "info": info, "rank_cv": rank_cv}
+
+
+def settings_from_record(rec: dict) -> tuple:
+    """``(spec, info, rank_cv)`` from :func:`settings_record`'s dict, as :meth:`LowRankCompleter.fit` takes it."""
+    cv = rec.get("rank_cv")
+    if cv is not None:
+        cv = {"rank": int(cv["rank"]), "lam": float(cv["lam"]), "n_folds": int(cv["n_folds"]),
+              "cv_mse": {(int(r), float(lam)): float(v) for r, lam, v in cv["cv_mse"]}}
+    # A copy: the fitted estimator's record is its own, not the manifest's (which predict's JSON still writes).
+    return rec["scales"], deepcopy(rec["info"]), cv
 
 
 def choose_scales(est, X):

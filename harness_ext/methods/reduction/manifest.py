@@ -231,6 +231,8 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     from .helm_run_args import refused_helm_warnings
     from .lm_eval_group import task_list_warnings
 
+    from .completion_reuse import completion_record
+    from .predict import embedded_values
     from .predict_links import column_links
 
     lm_eval = lm_eval_group_columns(df, db)
@@ -259,6 +261,11 @@ def assemble_manifest(df: pd.DataFrame, r, *, budget, names: tuple, random_state
     if m * d <= EMBED_MAX_CELLS:
         manifest["training_matrix"] = {"models": [str(i) for i in df.index], "datasets": r.facts.columns,
                                        "values": [[_num(v) for v in row] for row in df.to_numpy(dtype=float)]}
+    # The completion's settings reduce chose, with the digest of the matrix predict reads: predict reuses them.
+    tm = manifest.get("training_matrix")
+    X = embedded_values(tm) if tm is not None else df.to_numpy(dtype=float)
+    if (rec := completion_record(r, X, manifest["prediction"]["predictor"].get("params", {}))) is not None:
+        manifest["prediction"]["completion_settings"] = rec
     return manifest
 
 

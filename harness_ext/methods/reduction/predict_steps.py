@@ -233,6 +233,7 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
     """
     from ...plugin_manager import get_registration
     from ..engine.from_subset import predict_new_models
+    from .completion_reuse import stored_settings
     from .manifest_validation import check_predictor_params
 
     pred_cfg = manifest["prediction"]["predictor"]
@@ -252,7 +253,12 @@ def predict_cells(manifest: dict, train: pd.DataFrame, train_X: np.ndarray, Z_ne
             reselect, why = stored_reselect(manifest, train, est)
             if why:
                 warnings.append(why)
-            p = _conformal(est.fit(train_X), np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
+            # The settings reduce chose on this matrix (the manifest's record), not chosen again.
+            settings, why = stored_settings(manifest, train_X, est)
+            if why:
+                warnings.append(why)
+            fitted = est.fit(train_X) if settings is None else est.fit(train_X, settings=settings)
+            p = _conformal(fitted, np.where(observed, Z_new, np.nan), weights, reselect, have, u, truth)
             mean, lower, upper = p.mean, p.lower, p.upper
             frontier = p.frontier
             from ..engine.frontier_report import frontier_warnings
