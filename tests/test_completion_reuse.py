@@ -128,3 +128,24 @@ def test_a_manifest_without_its_matrix_reuses_the_choice_on_the_store(tmp_path, 
     counted.calls = 0
     pred = predict_from_manifest(embedded, [files[-1]])
     assert counted.calls == 1 and sum(FALLBACK in w for w in pred.warnings) == 1
+
+
+@pytest.mark.parametrize("edit", [
+    lambda r: r.update(scales="../../etc/passwd"),
+    lambda r: r["info"].update(cell_blend=7),
+    lambda r: r["info"].pop("cell_blend"),
+    lambda r: r["info"].update(ensemble={"lam": 1.0, "ranks": [10 ** 6]}),
+    lambda r: r.update(rank_cv={"rank": "two", "lam": 1.0, "n_folds": 5, "cv_mse": []}),
+    lambda r: r.update(rank_cv={"rank": 2, "lam": 1.0, "n_folds": 5, "cv_mse": [[2, "x", 0.1]]}),
+])
+def test_a_hand_edited_record_is_chosen_again_and_said(small, counted, edit):
+    """The digest covers the matrix and the parameters, not the record: an edited record that cannot be fitted is
+    said in one line and the settings chosen again, as for a manifest without it."""
+    manifest, new = small
+    m = copy.deepcopy(manifest)
+    edit(m["prediction"]["completion_settings"])
+    pred = predict_from_manifest(m, [new])
+    assert counted.calls == 1
+    said = [w for w in pred.warnings if "prediction.completion_settings cannot be read" in w]
+    assert len(said) == 1 and said[0].endswith("chosen again")
+    _same(pred, predict_from_manifest(manifest, [new]))

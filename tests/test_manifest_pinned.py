@@ -26,11 +26,12 @@ import pytest
 
 #: sha256 of the manifest.json ``reduce`` writes for :func:`pinned_manifest` (the tool version masked).
 PINNED = "c4f9dbe9570bc5426fc23ca4649ff7d896adade4377ac3d514a24a516a6cdf7c"
-#: The numerical libraries' releases :data:`PINNED` was checked under (each gave the same bytes). The pin moved when
-#: the manifest began to record the completion's settings (``prediction.completion_settings``); the other release
-#: sets of the pin before it (numpy 2.3.5, pandas 2.3.3) were not at hand to check it again, so they are left out.
+#: The numerical libraries' releases :data:`PINNED` was checked under (each gave the same bytes).
 PINNED_UNDER = (
     {"numpy": "2.4.6", "scipy": "1.17.1", "pandas": "3.1.1", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.4.6", "scipy": "1.17.1", "pandas": "2.3.3", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.3.5", "scipy": "1.17.1", "pandas": "3.1.1", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
+    {"numpy": "2.3.5", "scipy": "1.17.1", "pandas": "2.3.3", "scikit-learn": "1.9.1", "duckdb": "2.0.1"},
 )
 #: The distributions whose release can change a reduction's last digits.
 NUMERICAL_LIBRARIES = ("numpy", "scipy", "pandas", "scikit-learn", "duckdb")

@@ -22,7 +22,7 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["completion_record", "settings_digest", "stored_settings"]
+__all__ = ["completion_record", "settings_digest", "stored_settings", "unreadable"]
 
 #: Parameters that do not enter the choice (the intervals' level is set at predict time).
 NOT_IN_CHOICE = ("level",)
@@ -81,4 +81,38 @@ def stored_settings(manifest: dict, train_X: np.ndarray, est) -> tuple:
     if rec.get("digest") != settings_digest(train_X, params):
         return None, ("the training matrix or the predictor's parameters differ from those reduce chose the "
                       "completion's settings on (prediction.completion_settings): chosen again")
+    why = unreadable(rec, min(np.shape(train_X)))
+    if why is not None:  # a hand-edited manifest: its digest can still match, what it records cannot be fitted
+        return None, f"prediction.completion_settings cannot be read ({why}): chosen again"
     return settings_from_record(rec), None
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _ranks(v, top: int) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(r, int) and not isinstance(r, bool) and 1 <= r <= top
+                                                    for r in v)
+
+
+def unreadable(rec, top_rank: int) -> Optional[str]:
+    """Why the record ``rec`` cannot be fitted (a rank above ``top_rank``, a blend outside [0, 1], a part missing or
+    of another type), or None when it can. The digest covers the matrix and the parameters, not the record itself."""
+    from ..engine.completion_settings import SCALE_CANDIDATES
+    from ..engine.transforms import KINDS
+
+    if not isinstance(rec, dict) or rec.get("scales") not in SCALE_CANDIDATES + KINDS:
+        return "its scales are not a transform's name"
+    info, cv = rec.get("info"), rec.get("rank_cv")
+    if not isinstance(info, dict) or not _number(info.get("cell_blend")) or not 0 <= info["cell_blend"] <= 1:
+        return "its cell blend is not a number from 0 to 1"
+    ens = info.get("ensemble")
+    if ens and not (isinstance(ens, dict) and _number(ens.get("lam")) and _ranks(ens.get("ranks"), top_rank)):
+        return "its rank ensemble is not a penalty and ranks the matrix allows"
+    if cv is not None:
+        if not (isinstance(cv, dict) and _ranks([cv.get("rank")], top_rank) and _number(cv.get("lam"))
+                and isinstance(cv.get("n_folds"), int) and isinstance(cv.get("cv_mse"), list)
+                and all(isinstance(t, list) and len(t) == 3 and all(map(_number, t)) for t in cv["cv_mse"])):
+            return "its rank search is not a rank the matrix allows, a penalty and its grid"
+    return None
