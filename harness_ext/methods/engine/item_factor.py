@@ -282,7 +282,7 @@ class StackedLearn(KernelLearn):
         held_k, held_f = np.empty(len(y)), np.empty(len(y))
         for f in np.unique(fold):
             h = fold == f
-            held_k[h], held_f[h] = self._held_out(X, observed, y, h)
+            held_k[h], held_f[h] = self._held_out(X, observed, y, h, self.others_sampled_)
         mse = np.array([np.mean((self._mix(held_k, held_f, s) - y) ** 2) for s in shares])
         order = np.argsort(-shares, kind="stable")  # ties: the larger share (the kernel alone first)
         return float(shares[order[int(np.argmin(mse[order]))]])
@@ -293,10 +293,9 @@ class StackedLearn(KernelLearn):
         lo, hi = self.inner_range_
         return np.where((k >= lo) & (k <= hi), share * k + (1.0 - share) * f, k)
 
-    def _held_out(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray, h: np.ndarray) -> tuple:
-        """Both members refitted at their settings without the source models ``h``, predicting them."""
-        # The kernel reads the other tasks' sampled items alone: they are passed without the rest of their items.
-        sampled = [S_k[:, it] for S_k, it in self.others_]
+    def _held_out(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray, h: np.ndarray, sampled: list) -> tuple:
+        """Both members refitted at their settings without the source models ``h``, predicting them; ``sampled``, the
+        other tasks' answers to their sampled items (the kernel reads no others: passed without the rest)."""
         fit_o = [(S_k[~h], np.arange(S_k.shape[1])) for S_k in sampled]
         pred_o = [S_k[h] for S_k in sampled]
         # Only the refits' estimates are read: fitted without their leave-one-out residuals and intervals.
