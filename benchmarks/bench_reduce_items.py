@@ -21,6 +21,7 @@ Usage::
 
     python benchmarks/bench_reduce_items.py                 # 400 models x 300 tasks; logs 100 models x 30 tasks
     python benchmarks/bench_reduce_items.py --quick         # 40 x 20; logs 12 x 3 (benchmarks/run.py --quick)
+    python benchmarks/bench_reduce_items.py --logs-only --log-tasks 57   # MMLU's task count from logs (~10 min)
     python benchmarks/bench_reduce_items.py --shared        # also every shared lm-eval results file, ingested together
     python benchmarks/bench_reduce_items.py --keep DIR      # keep the stores and folders in DIR (for profiling)
 """
@@ -197,6 +198,7 @@ def main(argv=None) -> int:
     ap.add_argument("--tasks", type=int, default=300)
     ap.add_argument("--log-models", type=int, default=100)
     ap.add_argument("--log-tasks", type=int, default=30)
+    ap.add_argument("--logs-only", action="store_true", help="only the per-sample logs case (not the results files' case)")
     ap.add_argument("--quick", action="store_true", help="40 x 20, logs 12 x 3 (benchmarks/run.py --quick)")
     ap.add_argument("--shared", action="store_true", help="also the shared lm-eval results files, ingested together")
     ap.add_argument("--keep", type=Path, default=None, help="build in this (new) folder and keep it")
@@ -208,7 +210,8 @@ def main(argv=None) -> int:
     tmp.mkdir(parents=True, exist_ok=True)
     try:
         print(f"load average {_load()} at start on {os.cpu_count()} cores")
-        case_results_only(tmp, args.models, args.tasks, rows)
+        if not args.logs_only:
+            case_results_only(tmp, args.models, args.tasks, rows)
         case_logs(tmp, args.log_models, args.log_tasks, rows)
         if args.shared:
             case_shared(tmp, rows)

@@ -86,6 +86,19 @@ def _factor_kernel(Z: np.ndarray, Zs: np.ndarray, scale: float, bandwidth: float
     return np.exp(-_sq_dist(Z, Zs) / (bandwidth * scale)) + lin * (Z @ Zs.T) / Z.shape[1]
 
 
+def _columns_of_blocks(blocks: list, ends: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """``hstack([filled block for block in blocks])[:, cols]`` built block by block (``ends``: the blocks' column
+    offsets, from 0): each block's gaps are filled from its own columns' means (:func:`_fill_missing`), column
+    by column, so only the kept columns of a block are read and copied."""
+    out = np.empty((blocks[0].shape[0], len(cols)))
+    which = np.searchsorted(ends, cols, side="right") - 1
+    for b in np.unique(which):
+        at = np.flatnonzero(which == b)
+        part = np.asarray(blocks[b], dtype=float)[:, cols[at] - ends[b]]
+        out[:, at] = _fill_missing(part, part)[0]
+    return out
+
+
 class FactorKernel:
     """Kernel ridge regression of the full-task score on the models' abilities (:func:`factor_scores`).
 
@@ -219,18 +232,19 @@ class StackedLearn(KernelLearn):
     def _answers(self, S: np.ndarray, others: list) -> tuple:
         """``(X, observed)``: every answer of the models ``S`` (this task, then the others; gaps filled) and the
         columns of the sampled items."""
-        blocks = [_fill_missing(S, S)[0]] + [_fill_missing(S_k, S_k)[0] for S_k, _ in others]
-        ends = np.cumsum([0] + [b.shape[1] for b in blocks])
+        raw = [S] + [S_k for S_k, _ in others]
+        ends = np.cumsum([0] + [b.shape[1] for b in raw])
         observed = np.concatenate([self.items_] + [ends[k + 1] + np.asarray(it) for k, (_, it) in enumerate(others)])
-        X = np.hstack(blocks)
-        if X.shape[1] <= self.max_items:
-            return X, observed
+        if ends[-1] <= self.max_items:
+            return np.hstack([_fill_missing(b, b)[0] for b in raw]), observed
         # A very large benchmark: the loadings from the sampled items and evenly spaced others (the cost of
         # the factor model grows with the items; a few thousand show the few abilities as well).
-        rest = np.setdiff1d(np.arange(X.shape[1]), observed)
+        rest = np.setdiff1d(np.arange(ends[-1]), observed)
         keep = rest[np.linspace(0, len(rest) - 1, max(0, self.max_items - len(observed))).astype(int)]
         cols = np.concatenate([observed, np.unique(keep)])
-        return X[:, cols], np.arange(len(observed))
+        # The kept columns taken task by task (a gap is filled from its own column alone): the same matrix as
+        # stacking every item first and keeping the columns, without copying every item of every task.
+        return _columns_of_blocks(raw, ends, cols), np.arange(len(observed))
 
     def _observed(self, Y: np.ndarray, others: list) -> np.ndarray:
         """The answers of the rows of ``Y`` (and of ``others``) at the factor model's observed columns, gaps filled."""
@@ -268,7 +282,7 @@ class StackedLearn(KernelLearn):
         held_k, held_f = np.empty(len(y)), np.empty(len(y))
         for f in np.unique(fold):
             h = fold == f
-            held_k[h], held_f[h] = self._held_out(X, observed, y, h)
+            held_k[h], held_f[h] = self._held_out(X, observed, y, h, self.others_sampled_)
         mse = np.array([np.mean((self._mix(held_k, held_f, s) - y) ** 2) for s in shares])
         order = np.argsort(-shares, kind="stable")  # ties: the larger share (the kernel alone first)
         return float(shares[order[int(np.argmin(mse[order]))]])
@@ -279,10 +293,11 @@ class StackedLearn(KernelLearn):
         lo, hi = self.inner_range_
         return np.where((k >= lo) & (k <= hi), share * k + (1.0 - share) * f, k)
 
-    def _held_out(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray, h: np.ndarray) -> tuple:
-        """Both members refitted at their settings without the source models ``h``, predicting them."""
-        fit_o = [(S_k[~h], it) for S_k, it in self.others_]
-        pred_o = [S_k[h][:, it] for S_k, it in self.others_]
+    def _held_out(self, X: np.ndarray, observed: np.ndarray, y: np.ndarray, h: np.ndarray, sampled: list) -> tuple:
+        """Both members refitted at their settings without the source models ``h``, predicting them; ``sampled``, the
+        other tasks' answers to their sampled items (the kernel reads no others: passed without the rest)."""
+        fit_o = [(S_k[~h], np.arange(S_k.shape[1])) for S_k in sampled]
+        pred_o = [S_k[h] for S_k in sampled]
         # Only the refits' estimates are read: fitted without their leave-one-out residuals and intervals.
         k = KernelLearn(level=self.level, **KernelLearn.fixed_params(self))._fit_estimate(
             self.source_[~h], self.items_, others=fit_o)._estimate(self.source_[h][:, self.items_], others=pred_o)

@@ -231,8 +231,9 @@ class KernelLearn(_ItemEstimator):
         """Fit's common start: the blocks of the source models and their full scores ``(own, other, means, y)``."""
         super().fit(source, items)
         self.others_ = _other_tasks(type(self).__name__, self.source_.shape[0], others)
-        own, other, means, self.n_filled_ = self._blocks(self.source_[:, self.items_],
-                                                         [S[:, it] for S, it in self.others_])
+        # the other tasks' sampled answers, kept: a stack's held-out refits read them (StackedLearn._choose_share)
+        self.others_sampled_ = [S[:, it] for S, it in self.others_]
+        own, other, means, self.n_filled_ = self._blocks(self.source_[:, self.items_], self.others_sampled_)
         self.own_, self.other_ = own, other
         self.mean_centre_ = means.mean(axis=0)
         self.means_c_ = means - self.mean_centre_
