@@ -164,9 +164,18 @@ def test_runs_of_equal_sizes_tell_no_weighting_and_the_summary_says_so(tmp_path,
     assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_math_hard") == 0
     m = load_manifest(tmp_path / "r")
     assert m["lm_eval_group"]["weighted_by_size"] is None and m["weighting"] == "uniform over tasks"
-    assert "no run in the store tells whether lm-eval weights them by size" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no run in the store tells whether lm-eval weights them by size" in out
+    # what the user can do, and why these runs cannot tell
+    assert "scored each task on its first 100 documents (lm-eval --limit), where the mean by size and the plain " \
+           "mean are one" in " ".join(out.split())
+    assert "To tell, ingest one run of the group without --limit" in " ".join(out.split())
     alias = (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
     assert "group_alias: leaderboard_math_hard (estimated from " in alias
+    # doing so tells: the runs of the whole tasks (a --limit above every task's size) weight them by size
+    assert main(["ingest", "--db", str(db), "-q", *_limited_runs(tmp_path / "full", 10_000)]) == 0
+    assert _reduce(db, tmp_path / "r2", "--datasets", "leaderboard_math_hard") == 0
+    assert load_manifest(tmp_path / "r2")["lm_eval_group"]["weighted_by_size"] is True
 
 
 def test_item_level_a_group_named_takes_its_logged_tasks_and_predict_names_it(tmp_path, capsys):

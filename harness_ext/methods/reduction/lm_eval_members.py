@@ -353,9 +353,23 @@ def group_text(manifest: dict) -> str:
     if not g or g.get("weighted_by_size"):  # the weighting's own text names it then
         return metric_text(manifest)
     how = {True: "", False: "; its score counts them alike, as does the benchmark's",
-           None: "; no run in the store tells whether lm-eval weights them by size (a run giving the group's score "
-                 "and its tasks' of different sizes), so they count alike"}[g.get("weighted_by_size")]
+           None: untold_text(manifest)}[g.get("weighted_by_size")]
     return f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}){how}.{metric_text(manifest)}"
+
+
+def untold_text(manifest: dict) -> str:
+    """What the summary says when no run in the store tells how lm-eval weights the group's tasks, and what a user can
+    do: a run giving the group's score and its tasks' on different numbers of documents tells; runs of ``--limit N``
+    below every task's size score each on N documents, where the mean by size and the plain mean are one."""
+    tasks = [b for b in (manifest.get("tasks") or {}).values() if isinstance(b, dict)]
+    scored = {n for b in tasks for n in ((b.get("first_documents") or {}).get("documents_scored") or [None])}
+    why = ("a run giving the group's score and its tasks' scores on different numbers of documents; "
+           + (f"the store's runs scored each task on its first {scored.pop():,} documents (lm-eval --limit), where "
+              "the mean by size and the plain mean are one" if len(scored) == 1 and None not in scored else
+              "none does"))
+    return (f"; no run in the store tells whether lm-eval weights them by size (that takes {why}), so they count "
+            "alike. To tell, ingest one run of the group without --limit (any model; its score and its tasks') and "
+            "reduce again; --weighting weights a dataset-level reduction's datasets, not these tasks")
 
 
 def metric_text(manifest: dict) -> str:
