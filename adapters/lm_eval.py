@@ -69,7 +69,7 @@ from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
 from .lm_eval_groups import (group_members, inline_dataset, inline_groups, note_inline, note_members,  # noqa: F401
-                             own_groups, rowless_groups)  # (own_groups: callers import it from here)
+                             note_nowhere, own_groups, rowless_groups)  # (own_groups: callers import it from here)
 from .lm_eval_sizes import _count, _note_limited, full_size  # noqa: F401  (full_size: callers import it here)
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
@@ -559,7 +559,8 @@ def read_v04(src: SourceFile):
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), members=members),
         src), doc, src, members=members)
-    rowless, odd = rowless_groups(out, members)
+    rowless, odd, nowhere = rowless_groups(out, members)
+    note_nowhere(nowhere, src)
     if rowless:
         src.note(f"members of {listed(rowless, 8)} (no row: no score) kept with their tasks (reduce --items takes them)")
     if odd:

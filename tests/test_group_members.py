@@ -535,3 +535,27 @@ def test_a_groups_second_member_list_is_said_kept_and_reduce_takes_the_union(tmp
     assert main(["ingest", "--db", str(db), "-q", *paths]) == 0  # again: unchanged, nothing more said or kept
     with Store.open(db, read_only=True) as store:
         assert stored_groups(store)["leaderboard_musr"]["n_lists"] == 2
+
+
+def test_a_group_without_a_score_none_of_whose_tasks_has_one_is_said_and_reduce_told(tmp_path, capsys):
+    """``leaderboard`` whose six members have no score in the file (their tasks' results absent, as when every task
+    of a run failed): no task carries its list, so it is kept nowhere; the file's notes say so with the count of its
+    tasks, and ``reduce --items --benchmark leaderboard`` says why the name matches nothing and what to do."""
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    doc = json.loads(path.read_text())
+    doc["results"] = {"leaderboard": doc["results"]["leaderboard"],  # another task of the run scored, no other
+                      "other_task": {"alias": "other_task", "acc,none": 0.5, "acc_stderr,none": 0.01}}
+    doc["n-samples"]["other_task"] = {"original": 100, "effective": 100}
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    said = " ".join((lambda c: c.out + c.err)(capsys.readouterr()).split())
+    assert ("5 groups without a score none of whose tasks has a score in the file: their member lists kept nowhere "
+            "(no task to carry them), so reduce --items cannot take their tasks by their name; a later file scoring "
+            "their tasks with them keeps them: ") in said  # leaderboard and its four member groups
+    assert "leaderboard_bbh (24 tasks)" in said and "leaderboard (39 tasks)" in said
+    assert not _in_groups(db)
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard") != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("leaderboard is one of lm-eval's group names the store keeps no member list for: a results file keeps a "
+            "group's list when it gives the group with a score of one of its tasks at least") in err

@@ -193,9 +193,10 @@ ROWLESS_FROM = 7
 
 def rowless_hint(store, names) -> str:
     """What a query that matched nothing is told when a plain name in it is one of lm-eval's group names the store
-    keeps no members for and some lm-eval 0.4 results were read before :data:`ROWLESS_FROM` (``""`` otherwise): such
-    a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
-    members with its tasks."""
+    keeps no members for (``""`` otherwise). When some lm-eval 0.4 results were read before :data:`ROWLESS_FROM`:
+    such a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
+    members with its tasks. Else no file gave the group with a score of one of its tasks (a group none of whose tasks
+    has one keeps its list nowhere, which its file's notes said)."""
     from ...store.lm_eval_tasks import shipped_group_names
 
     plain = [n for n in names if n and not is_glob(n)]
@@ -208,9 +209,12 @@ def rowless_hint(store, names) -> str:
     old = store.con.execute(
         "SELECT count(*) FROM sources WHERE adapter = 'lm_eval_v04' AND TRY_CAST(reader AS INTEGER) < ?",
         [ROWLESS_FROM]).fetchall()[0][0]
-    if not old:
-        return ""
     one = len(missing) == 1
+    if not old:  # read by today's reader: no file gave the group with a score of one of its tasks
+        return (f". {listed(missing, 3)} {'is one of lm-eval' if one else 'are lm-eval'}'s group names the store keeps "
+                f"no member list for: a results file keeps a group's list when it gives the group with a score of one "
+                f"of its tasks at least (ingest notes a group whose tasks have none, its list kept nowhere); name its "
+                f"tasks instead, or ingest a file that scores them")
     return (f". {listed(missing, 3)} {'is an lm-eval group' if one else 'are lm-eval groups'} the store keeps no "
             f"member list for: a group lm-eval writes without a score (leaderboard in lm-eval 0.4.7) whose tasks share "
             f"no metric has no row, and its members are kept with its tasks only by a later reader than the one "
