@@ -433,8 +433,15 @@ def test_in_groups_metadata_is_filled_group_by_group():
     said: list = []  # another list of a stored group: the stored one stays, the other is kept beside it and said
     other = json.loads(filled(stored, {"in_groups": {"a": ["z"]}}, conflicts=said))
     assert other["in_groups"] == {"a": ["x", "y"]} and other["other_member_lists"] == {"a": [["z"]]}
-    assert said == [(None, "a", ["x", "y"], ["z"])]
+    assert said == [(None, "a", ["x", "y"], ["z"], True)]
     assert filled(json.dumps(other), {"in_groups": {"a": ["z"]}}) == json.dumps(other)  # each list once
+    from harness_ext.store.dataset_fill import MAX_LISTS, conflict_note
+
+    full = json.dumps({"in_groups": {"a": ["x"]}, "other_member_lists": {"a": [[f"t{i}"] for i in range(MAX_LISTS)]}})
+    said.clear()  # a file made to fill the store: the list beyond the cap is said, not kept
+    assert filled(full, {"in_groups": {"a": ["y"]}}, conflicts=said) == full
+    assert said == [(None, "a", ["x"], ["y"], False)]
+    assert "this list not kept: the store holds 50 other lists of the group already" in conflict_note(*said[0][1:])
 
 
 def test_a_group_without_a_row_inside_another_passes_the_outer_groups_members_on(tmp_path):

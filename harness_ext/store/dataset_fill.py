@@ -24,18 +24,22 @@ from .lm_eval_tasks import IN_GROUPS, MEMBERS, N_DOCUMENTS, OTHER_MEMBERS
 
 #: The metadata keys a later file fills where a dataset's row has none.
 FILLED_KEYS = (N_DOCUMENTS, MEMBERS, IN_GROUPS)
-#: The key of :func:`later_keys`' values holding ``{group: the row that gave the batch's first list}`` (not stored).
+#: The key of :func:`later_keys`' values holding ``{(group, list): the first row that gave it}`` (not stored).
 ROWS = "\0rows"
+#: The most member lists kept beside a group's first (lm-eval has changed a group's members a few times; more is a
+#: file made to fill the store): a list beyond them is said and not kept.
+MAX_LISTS = 50
 
 
-def later_keys(dmetas: list, row_dataset: np.ndarray, group_of=None, conflicts: list = None) -> dict:
+def later_keys(dmetas: list, row_dataset: np.ndarray, group_of=None) -> dict:
     """``{dataset code: {key: value}}``: the first value in row order of each :data:`FILLED_KEYS` key the rows'
     metadata dicts ``dmetas`` give, per dataset (``row_dataset``: each row's dataset code).
 
     Adapters share one dict among rows, so the dicts are looked at once each (by identity) and the rows holding
     a key are found in one numpy pass; a batch without such keys costs those two passes. A later row's member list
     that differs from the first (:func:`other_lists`; ``group_of``: a dataset code's group name, for its own
-    ``members``) goes under :data:`OTHER_MEMBERS`, and ``(row, group, kept list, other list)`` into ``conflicts``.
+    ``members``) goes under :data:`OTHER_MEMBERS` (:func:`filled` keeps and says them), and the first row giving
+    each list under :data:`ROWS`.
     """
     by_id = dict(zip(map(id, dmetas), dmetas))
     wanted = [i for i, d in by_id.items() if d and any(k in d for k in FILLED_KEYS)]
@@ -50,17 +54,17 @@ def later_keys(dmetas: list, row_dataset: np.ndarray, group_of=None, conflicts: 
         if (id(d), code) in seen:
             continue
         seen.add((id(d), code))
-        found = other_lists(keys, d, group_of(code) if group_of and MEMBERS in d else None)
-        for g, (kept, other) in found.items():
+        group = group_of(code) if group_of and MEMBERS in d else None
+        rows = keys.setdefault(ROWS, {})  # each (group, list) -> the first row giving it: the file a conflict is said of
+        if _names(d.get(MEMBERS)) and group is not None:
+            rows.setdefault((group, tuple(d[MEMBERS])), row)
+        for g, v in (d.get(IN_GROUPS) or {}).items() if isinstance(d.get(IN_GROUPS), dict) else ():
+            if _names(v):
+                rows.setdefault((g, tuple(v)), row)
+        for g, (_, other) in other_lists(keys, d, group).items():
             lists = keys.setdefault(OTHER_MEMBERS, {}).setdefault(g, [])
             if other not in lists:
                 lists.append(other)
-            if conflicts is not None:
-                conflicts.append((row, g, kept, other))
-        rows = keys.setdefault(ROWS, {})
-        for g in [*((group_of(code),) if group_of and MEMBERS in d and MEMBERS not in keys else ()),
-                  *(g for g in (d.get(IN_GROUPS) or {}) if g not in (keys.get(IN_GROUPS) or {}))]:
-            rows.setdefault(g, row)  # the row whose list is the batch's first: a conflict with the store is its file's
         for k in FILLED_KEYS:
             if k in d and k not in keys:
                 keys[k] = d[k]
@@ -88,18 +92,23 @@ def _names(v) -> bool:
     return isinstance(v, list) and bool(v) and all(isinstance(m, str) for m in v)
 
 
-def conflict_note(group: str, kept: list, other: list) -> str:
-    """A file's note on a member list of ``group`` other than the one the store keeps, with the counts."""
+def conflict_note(group: str, kept: list, other: list, stored: bool = True) -> str:
+    """A file's note on a member list of ``group`` other than the one the store keeps, with the counts (``stored``
+    False: not kept, :data:`MAX_LISTS` others held already)."""
     gone, new = len(set(kept) - set(other)), len(set(other) - set(kept))
+    how = ("both lists kept, reduce --items takes the union" if stored else
+           f"this list not kept: the store holds {MAX_LISTS} other lists of the group already, reduce --items takes "
+           "the union of those it holds")
     return (f"lm-eval group {group}: this file lists {len(other)} members, the store kept {len(kept)} from an earlier "
-            f"file ({gone} of them not here, {new} here not there); both lists kept, reduce --items takes the union")
+            f"file ({gone} of them not here, {new} here not there); {how}")
 
 
 def filled(metadata_json: str, keys: dict, group=None, conflicts: list = None) -> str:
     """``metadata_json`` (a dataset's metadata as JSON) with the ``keys`` it lacks added (unchanged otherwise); a
     member list ``keys`` gives that differs from the stored one (:func:`other_lists`; ``group``: the dataset's group
-    name for its own ``members``) added under :data:`OTHER_MEMBERS`, and ``(row, group, kept, other)`` into
-    ``conflicts`` (``row``: the batch's row that gave it, :data:`ROWS`, None if unknown)."""
+    name for its own ``members``) added under :data:`OTHER_MEMBERS` (at most :data:`MAX_LISTS` per group), and
+    ``(row, group, kept, other, kept too)`` into ``conflicts`` (``row``: the batch's first row that gave it,
+    :data:`ROWS`, None if unknown)."""
     try:
         md = json.loads(metadata_json or "{}")
     except ValueError:
@@ -112,15 +121,18 @@ def filled(metadata_json: str, keys: dict, group=None, conflicts: list = None) -
         extra[IN_GROUPS] = {**got, **have}  # the groups it lacks added; a stored group's members kept
     stored = md.get(OTHER_MEMBERS) if isinstance(md.get(OTHER_MEMBERS), dict) else {}
     new = {g: list(v) for g, v in stored.items() if isinstance(v, list)}
-    firsts = other_lists(md, keys, group)  # the batch's first list against the stored one: said here
+    firsts = other_lists(md, keys, group)  # the batch's first list against the stored one
     later = [(g, o) for g, v in (keys.get(OTHER_MEMBERS) or {}).items() if isinstance(v, list) for o in v]
-    for g, o in [(g, pair[1]) for g, pair in firsts.items()] + later:  # the batch's later lists: said already
+    rows = keys.get(ROWS) or {}
+    for g, o in [(g, pair[1]) for g, pair in firsts.items()] + later:
         kept = md.get(MEMBERS) if g == group and _names(md.get(MEMBERS)) else (have or {}).get(g)
         lists = new.setdefault(g, [])
-        if _names(o) and o != kept and o not in lists:
-            lists.append(o)
-            if conflicts is not None and g in firsts and o == firsts[g][1]:
-                conflicts.append(((keys.get(ROWS) or {}).get(g), g, kept, o))
+        if _names(o) and _names(kept) and o != kept and o not in lists:
+            room = len(lists) < MAX_LISTS
+            if room:
+                lists.append(o)
+            if conflicts is not None:
+                conflicts.append((rows.get((g, tuple(o))), g, kept, o, room))
     new = {g: v for g, v in new.items() if v}
     if new != stored:
         extra[OTHER_MEMBERS] = new

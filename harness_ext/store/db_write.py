@@ -67,16 +67,16 @@ class SourceOutcome:
 
 def _note_lists(outcomes: list, lists: list, item_of_row: np.ndarray) -> list:
     """``outcomes``, each source's with the notes of the member lists it gave that differ from those kept
-    (``lists``: ``(row, group, kept, other)``; ``item_of_row``: each row's source, from 0), each group and list
-    once."""
+    (``lists``: ``(row, group, kept, other, kept too)``; ``item_of_row``: each row's source, from 0), each group and
+    list once."""
     said: set = set()
-    for row, group, kept, other in lists:
+    for row, group, kept, other, stored in lists:
         if row is None:
             continue
         k = int(item_of_row[row])
         if (k, group, tuple(other)) not in said and outcomes[k].status == "ingested":
             said.add((k, group, tuple(other)))
-            outcomes[k].notes.append(conflict_note(group, kept, other))
+            outcomes[k].notes.append(conflict_note(group, kept, other, stored))
     return outcomes
 
 
@@ -219,11 +219,11 @@ class _BatchWrites:
     def _later_keys(self, c, desc_d: np.ndarray, d_ids: np.ndarray, d_first: list, new_datasets: dict) -> tuple:
         """The :data:`~.dataset_fill.FILLED_KEYS` a batch's later rows give datasets whose first row lacks them: put
         into the new datasets' metadata here, returned ``{dataset_id: {key: value}}`` for the stored ones
-        (:func:`~.dataset_fill.fill_stored` writes them), with the list of ``(row, group, kept, other)`` member lists
-        that differ from the batch's first (the stored ones' are added to it by ``fill_stored``)."""
+        (:func:`~.dataset_fill.fill_stored` writes them), with the list of ``(row, group, kept, other, kept too)``
+        member lists that differ from those kept (new datasets' filled here, stored ones' by ``fill_stored``)."""
         lists: list = []
         keys = later_keys(c.dmetas, desc_d[c.desc_codes],
-                          lambda code: c.descs[d_first[code]].task or c.descs[d_first[code]].dataset, lists)
+                          lambda code: c.descs[d_first[code]].task or c.descs[d_first[code]].dataset)
         if not keys:
             return {}, lists
         out = {}
@@ -234,7 +234,7 @@ class _BatchWrites:
             if new is None:
                 out[int(d_ids[code])] = got
             else:
-                new_datasets[dkey] = (*new[:11], filled(new[11], got), *new[12:])
+                new_datasets[dkey] = (*new[:11], filled(new[11], got, rec.task or rec.dataset, lists), *new[12:])
         return out, lists
 
     def _remember(self, new_models: dict, new_datasets: dict, new_primary: set, shas: list) -> None:
