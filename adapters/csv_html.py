@@ -18,7 +18,7 @@ their benchmarks, ragged rows and limits apply unchanged).
 * **Cells.** ``rowspan`` repeats a cell's value on each row it spans (noted); in the body a cell spanning several
   columns is read in its first, the others empty (noted). ``<th>`` in a body row is a cell like ``<td>``.
   Entities, ``<br>`` and formatting (``<b>``, ``<strong>``, ``<em>``, ``<u>``, ...) are read as the text the page
-  shows; a model cell that is one link is the CSV adapter's (its text, or the Hugging Face repository it names).
+  shows (a ``<br>`` as a space, none where it breaks a word at a hyphen: ``MMLU<br/>-Redux`` is ``MMLU-Redux``); a model cell that is one link is the CSV adapter's (its text, or the Hugging Face repository it names).
 * **Markers.** ``<sup>``/``<sub>`` in a cell whose other text is a number or a missing mark (``85.2<sup>*</sup>``,
   a mark for "self-reported" or "reproduced"; ``-<sup>1</sup>`` is missing, not -1) are left out of the value; each marker is noted with its count, never
   silently. ``10<sup>4</sup>`` is a power, read as the text ``10^4``. In other cells their text stays in place, a
@@ -43,8 +43,8 @@ from html.parser import HTMLParser
 from typing import Optional
 
 from harness_ext.adapters.csv_markdown import (
-    HEAD_BYTES, MAX_COLUMNS, _Tally, edge_emoji, leaderboard_tables, markdown_leaderboard, markdown_outline,
-    read_tables, why_not_leaderboard)
+    HEAD_BYTES, MAX_COLUMNS, _Tally, edge_emoji, hyphen_breaks, leaderboard_tables, markdown_leaderboard,
+    markdown_outline, read_tables, why_not_leaderboard)
 from harness_ext.adapters.csv_rules import _parse, model_column
 from harness_ext.errors import IngestError
 from harness_ext.report import listed, plural
@@ -65,6 +65,11 @@ _HEADINGS = frozenset(f"h{k}" for k in range(1, 7))
 _SKIPPED = frozenset(("script", "style", "template"))
 _TABLE_TAG = re.compile(rb"<table\b", re.I)
 _WS = re.compile(r"\s+")
+#: What a ``<br>`` adds to a cell's text: a line separator (white space to every reader of the pieces), which
+#: :meth:`_Cell.text` drops where it splits a word at a hyphen (``MMLU<br/>-Redux``: ``MMLU-Redux``) and reads as a
+#: space elsewhere.
+_BREAK = "\u2028"
+_BREAK_AT_HYPHEN = hyphen_breaks(_BREAK)
 _INTEGER = re.compile("^[-+\u2212]?[0-9]+$")
 
 
@@ -103,7 +108,7 @@ class _Cell:
             elif i in self.subs and out and out[-1][-1:].strip():
                 text = "_" + text.lstrip()
             out.append(text)
-        return _WS.sub(" ", "".join(out)).strip()
+        return _WS.sub(" ", _BREAK_AT_HYPHEN.sub("", "".join(out))).strip()
 
     def value(self, model: bool) -> tuple:
         """``(value, markers left out)``: a number without its markers, a model cell that is one link as that link
@@ -199,7 +204,7 @@ class _Parser(HTMLParser):
     # -- tags ---------------------------------------------------------------------------------------------------
     def handle_startendtag(self, tag, attrs):
         if tag == "br":
-            self._text(" ", True)
+            self._text(_BREAK, True)
         elif tag not in _SKIPPED:
             self.handle_starttag(tag, attrs)
             if tag in ("td", "th", "tr", "table", "a", "sup", "sub", "caption") or tag in _HEADINGS:
@@ -213,7 +218,7 @@ class _Parser(HTMLParser):
         if self.skip:
             return
         if tag == "br":
-            return self._text(" ", True)
+            return self._text(_BREAK, True)
         if tag in _HEADINGS and self._cell() is None:
             self.heading = (self.getpos(), [])
         elif tag == "table":

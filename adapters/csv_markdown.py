@@ -6,7 +6,8 @@ outer pipes optional, ``\\|`` a pipe inside a cell) becomes the rows its CSV con
 adapter's own rules read them (:mod:`harness_ext.adapters.csv_table`: model column, aggregates, metadata, reference
 rows, sidecars, variants), as it reads JSON records (:mod:`harness_ext.adapters.csv_records`).
 
-* **Cells as the page shows them.** Bold and italics around a cell (``**93.2**``), code spans, ``<br>``, formatting
+* **Cells as the page shows them.** Bold and italics around a cell (``**93.2**``), code spans, ``<br>`` (a space,
+  none where it breaks a word at a hyphen: ``MMLU<br/>-Redux`` is ``MMLU-Redux``), formatting
   tags (``<b>``, ``<sup>``, ``<span>``, ``<img>``), HTML entities and backslash escapes (``Human Performance\\*``
   shows ``Human Performance*``) are read as their text; a subscript after text is joined to it with ``_``
   (``GPT<sub>4</sub>`` is ``GPT_4``, as in HTML tables); emoji before or after a
@@ -183,6 +184,18 @@ def markdown_outline(text: str) -> tuple:
 # -- cells as the page shows them ------------------------------------------------------------------------------
 
 _BR = re.compile(r"<br\s*/?>", re.I)
+#: A line break between a word and a hyphen that joins it to the next (``MMLU<br/>-Redux``, ``Zebra-<br>Logic``):
+#: the page breaks the header there for width, and the name is one word (``MMLU-Redux``, not ``MMLU -Redux``).
+_BR_AT_HYPHEN = r"(?<=[^\W\d_])\s*{br}\s*(?=-[^\W\d_])|(?<=[^\W\d_]-)\s*{br}\s*(?=[^\W\d_])"
+
+
+def hyphen_breaks(br: str):
+    """The pattern of a line break ``br`` (a regular expression) beside a hyphen inside a word (:data:`_BR_AT_HYPHEN`),
+    which reads as no space; any other line break reads as one."""
+    return re.compile(_BR_AT_HYPHEN.format(br=br), re.I)
+
+
+_BR_JOINED = hyphen_breaks(_BR.pattern)
 #: Formatting tags, kept out of a cell's text (an anchor ``<a>`` is not: a model cell's link is the CSV rules').
 _FORMAT_TAG = re.compile(r"</?(?:b|strong|i|em|u|ins|mark|sup|sub|span|font|small|big|code|center|div|p|s|del|"
                          r"strike)\b[^>]*>|<img\b[^>]*>", re.I)
@@ -227,7 +240,7 @@ def _render(cell: str) -> tuple:
     if any(c in cell for c in "*_`<&"):
         joined = _subscripts(text)
         text, subscripted = joined, joined != text
-        text = _BR.sub(" ", text)
+        text = _BR.sub(" ", _BR_JOINED.sub("", text))
         text = _FORMAT_TAG.sub("", text)
         text = _CODE.sub(lambda m: m.group(2).strip(), text)
         text = _STRONG.sub(r"\1", text)

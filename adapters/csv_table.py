@@ -667,5 +667,7 @@ def harness_ext_adapters():
         # "group.key" columns; a column naming the systems ranked ("Provider", "system", "tool", ...) is the model
         # column when no column is named as the model, noted
         # 19: a column named "index" (a row index: the MTEB leaderboard's JSON Lines records) is model metadata
-        revision="19",
+        # 20: a <br> in a Markdown or HTML page's cell that breaks a word at a hyphen reads as no space
+        # (ZeroEval's 'MMLU<br/>-Redux' is 'MMLU-Redux', was 'MMLU -Redux'); no fixture holds one
+        revision="20",
     )

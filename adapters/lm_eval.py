@@ -64,12 +64,13 @@ from harness_ext.benchmarks import MMLU_BENCHMARK, chance_baseline, mmlu_subject
 from harness_ext.errors import IngestError
 from harness_ext.hookspecs import hookimpl
 from harness_ext.report import listed
-from harness_ext.store.lm_eval_tasks import MAX_DOCUMENTS, MEMBERS, N_DOCUMENTS
+from harness_ext.store.lm_eval_tasks import MEMBERS, N_DOCUMENTS
 from harness_ext.store.rows import ResultRows, kind
 from harness_ext.types import Adapter, SourceFile
 
 from .lm_eval_groups import (group_members, inline_dataset, inline_groups, note_inline, note_members,  # noqa: F401
-                             own_groups, rowless_groups)  # (own_groups: callers import it from here)
+                             note_nowhere, own_groups, rowless_groups)  # (own_groups: callers import it from here)
+from .lm_eval_sizes import _count, _note_limited, full_size  # noqa: F401  (full_size: callers import it here)
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"
@@ -558,52 +559,14 @@ def read_v04(src: SourceFile):
         default_shots=_shot_count(src.path, config.get("num_fewshot"), "config.num_fewshot"),
         doc=doc, configs=_task_configs(doc, config.get("model_args")), choices=_task_choices(doc), members=members),
         src), doc, src, members=members)
-    rowless, odd = rowless_groups(out, members)
+    rowless, odd, nowhere = rowless_groups(out, members)
+    note_nowhere(nowhere, src)
     if rowless:
         src.note(f"members of {listed(rowless, 8)} (no row: no score) kept with their tasks (reduce --items takes them)")
     if odd:
         src.note(f"{len(odd)} group name{'s' * (len(odd) != 1)} of group_subtasks blank or longer than 300 characters: "
                  "no row and no members kept")
     return _check_proportions(out, src)
-
-
-def _count(v) -> bool:
-    """Whether ``v`` is a document count as lm-eval writes one: an int (not a bool) from 0 to :data:`MAX_DOCUMENTS`."""
-    return v.__class__ is int and 0 <= v <= MAX_DOCUMENTS
-
-
-def full_size(entry: dict) -> Optional[int]:
-    """The task's full number of documents from its ``n-samples`` entry when the run scored fewer (``--limit``):
-    ``original`` where both counts are valid and it exceeds ``effective``, else None (a run of the whole task
-    stores nothing more; :func:`_note_limited` names the entries whose counts are not valid)."""
-    e, o = entry.get("effective"), entry.get("original")
-    return o if _count(e) and _count(o) and o > e else None
-
-
-def _note_limited(doc: dict, src: SourceFile) -> None:
-    """Note the tasks scored on part of their documents (``n-samples`` effective below original: ``--limit``), whose
-    full number of documents is kept (dataset metadata :data:`N_DOCUMENTS`), and the entries whose counts are no
-    valid counts (not integers, negative, or ``original`` below ``effective``), whose ``original`` is not kept."""
-    ns = doc.get("n-samples")
-    if not isinstance(ns, dict):
-        return
-    cut, bad = {}, []
-    for t, v in ns.items():
-        if not isinstance(v, dict) or "original" not in v:
-            continue
-        e, o = v.get("effective"), v["original"]
-        if full_size(v):
-            cut[t] = (e, o)
-        elif not (_count(e) and _count(o)) or o < e:
-            bad.append(f"{t} ({e!r} of {o!r})")
-    if cut:  # a score over the first documents only: not the task's score over all of them
-        src.note(f"{len(cut)} task{'s' * (len(cut) != 1)} scored on part of {'its' if len(cut) == 1 else 'their'} documents (--limit): "
-                 + listed((f"{t} {e:,} of {o:,}" for t, (e, o) in sorted(cut.items())), 8)
-                 + "; the full number of documents is kept with the task (reduce --items draws from all of them)")
-    if bad:
-        src.note(f"{len(bad)} n-samples entr{'ies' if len(bad) != 1 else 'y'} whose counts (effective of original) are "
-                 f"not counts of documents (integers from 0 to {MAX_DOCUMENTS:,}, original not below effective): "
-                 "their original not kept: " + listed(sorted(bad), 8))
 
 
 def _unscored_groups(out: ResultRows, doc: dict, src: SourceFile, members: Optional[dict] = None) -> ResultRows:

@@ -145,7 +145,8 @@ def _on_cycles(members: dict) -> set:
 def rowless_groups(out, members: dict) -> tuple:
     """Give the members of each group of ``members`` (:func:`group_members`' kept lists) that has no row in ``out``
     its membership; returns ``(those groups' names, the names of such groups not kept: longer than
-    :data:`MAX_NAME` characters or blank)``.
+    :data:`MAX_NAME` characters or blank, {group: number of its tasks} of those kept nowhere: none of its tasks has a
+    row in the file)``.
 
     lm-eval writes a group without a score of its own as ``{" ": " ", "alias": ...}``; the reader makes it one from
     its tasks when they share a metric, else the group has no row (the Open LLM Leaderboard's ``leaderboard`` of
@@ -154,16 +155,22 @@ def rowless_groups(out, members: dict) -> tuple:
     member list (:func:`group_members`) goes into the dataset metadata of each of its direct members that has a row
     (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`, ``{group: members}``); a member that is itself a group
     without a row passes it on to its own members. ``reduce --items --benchmark leaderboard`` then finds it.
+
+    A group none of whose tasks has a row (lm-eval gave none of them a score: a run whose tasks all failed, or whose
+    values are all missing marks) has nothing to carry its list. The store keeps no table of groups beside their
+    rows, and a list no task carries could not be found by ``reduce`` (which draws documents of tasks with scores),
+    so it is not kept; the count of such groups, each with its number of tasks, is returned for the file's notes.
+    A later file that scores its tasks with it keeps it.
     """
     from harness_ext.store.lm_eval_tasks import IN_GROUPS
 
     if not members:
-        return [], []
+        return [], [], {}
     rowed = {k.task for k in out.kinds}
     odd = [g for g in members if g not in rowed and (len(g) > MAX_NAME or not g.strip())]
     rowless = [g for g in members if g not in rowed and g not in odd]
     if not rowless:
-        return [], odd
+        return [], odd, {}
     carry: dict = {}  # task with a row -> {rowless group: its members}
     for g in rowless:
         todo, seen = list(members[g]), {g}
@@ -176,8 +183,10 @@ def rowless_groups(out, members: dict) -> tuple:
                 carry.setdefault(m, {})[g] = members[g]
             elif m in members:  # a group without a row: its members carry it
                 todo.extend(members[m])
+    carried = {g for c in carry.values() for g in c}
+    nowhere = {g: _n_tasks(members, g) for g in rowless if g not in carried}
     if not carry:
-        return [], odd
+        return [], odd, nowhere
     made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
     md_col = out.dataset_metadata
     for i, k in enumerate(out.kinds):
@@ -188,7 +197,31 @@ def rowless_groups(out, members: dict) -> tuple:
                 made[key] = {**(md_col[i] or {}), IN_GROUPS: groups}
             md_col[i] = made[key]
     out._records = None
-    return [g for g in rowless if any(g in c for c in carry.values())], odd
+    return [g for g in rowless if g in carried], odd, nowhere
+
+
+def _n_tasks(members: dict, group: str) -> int:
+    """How many tasks (members that are no group of ``members``) group ``group`` reaches."""
+    todo, seen, n = list(members[group]), {group}, 0
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            n += m not in members
+            todo.extend(members.get(m, ()))
+    return n
+
+
+def note_nowhere(nowhere: dict, src) -> None:
+    """Note (``src.note``) the groups without a row whose member lists are kept nowhere (:func:`rowless_groups`)."""
+    if nowhere:
+        one = len(nowhere) == 1
+        src.note(f"{len(nowhere)} group{'' if one else 's'} without a score none of whose tasks has a score in the "
+                 f"file: {'its' if one else 'their'} member list{'' if one else 's'} kept nowhere (no task to carry "
+                 f"{'it' if one else 'them'}), so reduce --items cannot take {'its' if one else 'their'} tasks by "
+                 f"{'its' if one else 'their'} name; a later file scoring {'its' if one else 'their'} tasks with "
+                 f"{'it keeps it' if one else 'them keeps them'}: "
+                 + listed((f"{g} ({n} task{'s' * (n != 1)})" for g, n in nowhere.items()), 8))
 
 
 def note_members(doc: dict, src, dropped: list) -> None:

@@ -267,3 +267,33 @@ def test_a_huge_page_is_refused_with_its_size_and_other_text_is_refused(tmp_path
     q.write_bytes("<table><tr><th>Model</th><th>A</th></tr><tr><td>模型</td><td>1</td></tr></table>".encode("gbk"))
     _, f = _one(q)
     assert f.status == "skipped" and "not UTF-8 text" in f.reason, f.reason
+
+
+@pytest.mark.parametrize("name, header", [
+    ("board.md", "| Model | GSM8K | MMLU<br/>-Redux | Zebra-<br>Logic | Overall<br>(Val) |\n|---|---|---|---|---|\n"),
+    ("board.html", "<table><tr><th>Model</th><th>GSM8K</th><th>MMLU<br/>-Redux</th><th>Zebra-<br>Logic</th>"
+                   "<th>Overall<br>(Val)</th></tr>\n"),
+], ids=["markdown", "html"])
+def test_a_line_break_splitting_a_word_at_a_hyphen_joins_it(tmp_path, name, header):
+    # ZeroEval's board (Bill Yuchen Lin) heads a column 'MMLU<br/>-Redux': read as a space it was 'MMLU -Redux'; a
+    # break elsewhere stays a space ('Overall<br>(Val)', VLMEvalKit's MMMU board)
+    rows = [("model-a", 81.2, 70.1, 30.5, 51.0), ("model-b", 60.3, 55.4, 12.0, 40.2)]
+    if name.endswith(".md"):
+        text = header + "".join(f"| {m} | {a} | {b} | {c} | {d} |\n" for m, a, b, c, d in rows)
+    else:
+        text = header + "".join(f"<tr><td>{m}</td><td>{a}</td><td>{b}</td><td>{c}</td><td>{d}</td></tr>\n"
+                                for m, a, b, c, d in rows) + "</table>\n"
+    s, _ = _one(_page(tmp_path, text, name))
+    names = {n for (n,) in _q(s, "SELECT name FROM datasets")}
+    assert names == {"GSM8K", "MMLU-Redux", "Zebra-Logic", "Overall (Val)"}, names
+
+
+def test_zeroevals_rebuilt_board_names_mmlu_redux_and_math_l5(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "zeroeval.md"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks/screens/walk42/rebuild_zeroeval.py"), str(out)], check=True)
+    s, _ = _one(out)
+    assert {n for (n,) in _q(s, "SELECT name FROM datasets")} == {"GSM8K", "MMLU-Redux", "ZebraLogic", "CRUX",
+                                                                   "MATH-L5"}

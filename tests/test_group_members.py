@@ -17,7 +17,8 @@ from pathlib import Path
 
 import duckdb
 import pytest
-from test_item_group_weights import MATH, MUSR, SCORES, _leaderboard_run, _store, _two_logged_models, forget_members
+from test_item_group_weights import (MATH, MUSR, SCORES, _leaderboard_run, _store, _two_logged_models,
+                                     forget_members)
 
 from harness_ext.cli import main
 from harness_ext.methods.reduction.manifest import load_manifest
@@ -164,9 +165,18 @@ def test_runs_of_equal_sizes_tell_no_weighting_and_the_summary_says_so(tmp_path,
     assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_math_hard") == 0
     m = load_manifest(tmp_path / "r")
     assert m["lm_eval_group"]["weighted_by_size"] is None and m["weighting"] == "uniform over tasks"
-    assert "no run in the store tells whether lm-eval weights them by size" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "no run in the store tells whether lm-eval weights them by size" in out
+    # what the user can do, and why these runs cannot tell
+    assert "scored each task on its first 100 documents (lm-eval --limit), where the mean by size and the plain " \
+           "mean are one" in " ".join(out.split())
+    assert "To tell, ingest one run of the group without --limit" in " ".join(out.split())
     alias = (tmp_path / "r" / "harness_ext_reduced.yaml").read_text()
     assert "group_alias: leaderboard_math_hard (estimated from " in alias
+    # doing so tells: the runs of the whole tasks (a --limit above every task's size) weight them by size
+    assert main(["ingest", "--db", str(db), "-q", *_limited_runs(tmp_path / "full", 10_000)]) == 0
+    assert _reduce(db, tmp_path / "r2", "--datasets", "leaderboard_math_hard") == 0
+    assert load_manifest(tmp_path / "r2")["lm_eval_group"]["weighted_by_size"] is True
 
 
 def test_item_level_a_group_named_takes_its_logged_tasks_and_predict_names_it(tmp_path, capsys):
@@ -405,6 +415,12 @@ def test_a_task_in_two_groups_without_a_score_keeps_both_from_two_files(tmp_path
     assert kept["leaderboard_ifeval"] == {"leaderboard": LEADERBOARD, "openllm": ["leaderboard_ifeval",
                                                                                  "leaderboard_math_hard"]}
     assert kept["leaderboard_mmlu_pro"] == {"leaderboard": LEADERBOARD}
+    from harness_ext.methods.reduction.lm_eval_members import stored_groups
+    from harness_ext.store.db import Store
+
+    with Store.open(db, read_only=True) as store:  # the second list kept beside the first: its union is the first
+        top = stored_groups(store)["leaderboard"]
+    assert top["members"] == LEADERBOARD and top["n_lists"] == 2 and top["scored"] is False
 
 
 def test_in_groups_metadata_is_filled_group_by_group():
@@ -413,7 +429,19 @@ def test_in_groups_metadata_is_filled_group_by_group():
     stored = json.dumps({"harness": "lm-evaluation-harness", "in_groups": {"a": ["x", "y"]}})
     assert json.loads(filled(stored, {"in_groups": {"a": ["z"], "b": ["x"]}}))["in_groups"] == {"a": ["x", "y"],
                                                                                                 "b": ["x"]}
-    assert filled(stored, {"in_groups": {"a": ["z"]}}) == stored  # nothing new: unchanged
+    assert filled(stored, {"in_groups": {"a": ["x", "y"]}}) == stored  # nothing new: unchanged
+    said: list = []  # another list of a stored group: the stored one stays, the other is kept beside it and said
+    other = json.loads(filled(stored, {"in_groups": {"a": ["z"]}}, conflicts=said))
+    assert other["in_groups"] == {"a": ["x", "y"]} and other["other_member_lists"] == {"a": [["z"]]}
+    assert said == [(None, "a", ["x", "y"], ["z"], True)]
+    assert filled(json.dumps(other), {"in_groups": {"a": ["z"]}}) == json.dumps(other)  # each list once
+    from harness_ext.store.dataset_fill import MAX_LISTS, conflict_note
+
+    full = json.dumps({"in_groups": {"a": ["x"]}, "other_member_lists": {"a": [[f"t{i}"] for i in range(MAX_LISTS)]}})
+    said.clear()  # a file made to fill the store: the list beyond the cap is said, not kept
+    assert filled(full, {"in_groups": {"a": ["y"]}}, conflicts=said) == full
+    assert said == [(None, "a", ["x"], ["y"], False)]
+    assert "this list not kept: the store holds 50 other lists of the group already" in conflict_note(*said[0][1:])
 
 
 def test_a_group_without_a_row_inside_another_passes_the_outer_groups_members_on(tmp_path):
@@ -470,3 +498,71 @@ def test_a_group_name_too_long_to_be_one_is_noted_and_its_membership_not_kept(tm
     captured = capsys.readouterr()
     assert "1 group name of group_subtasks blank or longer than 300 characters" in captured.out + captured.err
     assert all(set(v) == {"leaderboard"} for v in _in_groups(db).values())
+
+
+def _musr_lists(folder: Path, short_first: bool) -> list:
+    """Two models' leaderboard runs whose files list ``leaderboard_musr``'s members differently, as two lm-eval
+    releases could: one lists its three tasks, the other two of them (its results still hold the third)."""
+    paths = []
+    for k, model in enumerate(list(SCORES)[:2]):
+        path = _leaderboard_run(folder, model)
+        if (k == 0) == short_first:
+            doc = json.loads(path.read_text())
+            doc["group_subtasks"]["leaderboard_musr"] = list(MUSR)[:2]
+            path.write_text(json.dumps(doc))
+        paths.append(str(path))
+    return paths
+
+
+@pytest.mark.parametrize("short_first", [False, True], ids=["full-list-first", "short-list-first"])
+@pytest.mark.parametrize("batches", [1, 2])
+def test_a_groups_second_member_list_is_said_kept_and_reduce_takes_the_union(tmp_path, capsys, short_first, batches):
+    from harness_ext.methods.reduction.lm_eval_members import stored_groups
+    from harness_ext.store.db import Store
+    from harness_ext.store.ingest import ingest_paths
+
+    paths = _musr_lists(tmp_path / "runs", short_first)
+    db = tmp_path / "s.duckdb"
+    notes = []
+    with Store.open(db) as store:
+        for part in ([paths] if batches == 1 else [[p] for p in paths]):
+            report = ingest_paths(store, part, show_progress=False)
+            notes += [n for f in report.files for n in f.notes if "lm-eval group leaderboard_musr" in n]
+        groups = stored_groups(store)
+    kept, other = (3, 2) if not short_first else (2, 3)
+    assert notes == [f"lm-eval group leaderboard_musr: this file lists {other} members, the store kept {kept} from an "
+                     f"earlier file ({1 if kept == 3 else 0} of them not here, {1 if other == 3 else 0} here not "
+                     "there); both lists kept, reduce --items takes the union"]
+    assert sorted(groups["leaderboard_musr"]["members"]) == sorted(MUSR) and groups["leaderboard_musr"]["n_lists"] == 2
+    assert _reduce(db, tmp_path / "r", "--datasets", "leaderboard_musr") == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "leaderboard_musr: its 3 tasks (lm-eval group, members kept at ingest; the union of the 2 member lists " \
+           "the store's files give it, 3 direct members in all" in out
+    assert set(load_manifest(tmp_path / "r")["tasks"]) == set(MUSR)
+    assert main(["ingest", "--db", str(db), "-q", *paths]) == 0  # again: unchanged, nothing more said or kept
+    with Store.open(db, read_only=True) as store:
+        assert stored_groups(store)["leaderboard_musr"]["n_lists"] == 2
+
+
+def test_a_group_without_a_score_none_of_whose_tasks_has_one_is_said_and_reduce_told(tmp_path, capsys):
+    """``leaderboard`` whose six members have no score in the file (their tasks' results absent, as when every task
+    of a run failed): no task carries its list, so it is kept nowhere; the file's notes say so with the count of its
+    tasks, and ``reduce --items --benchmark leaderboard`` says why the name matches nothing and what to do."""
+    path = _full_leaderboard_run(tmp_path / "runs", "toy/made-up-7b")
+    doc = json.loads(path.read_text())
+    doc["results"] = {"leaderboard": doc["results"]["leaderboard"],  # another task of the run scored, no other
+                      "other_task": {"alias": "other_task", "acc,none": 0.5, "acc_stderr,none": 0.01}}
+    doc["n-samples"]["other_task"] = {"original": 100, "effective": 100}
+    path.write_text(json.dumps(doc))
+    db = tmp_path / "s.duckdb"
+    assert main(["ingest", "--db", str(db), str(path)]) == 0
+    said = " ".join((lambda c: c.out + c.err)(capsys.readouterr()).split())
+    assert ("5 groups without a score none of whose tasks has a score in the file: their member lists kept nowhere "
+            "(no task to carry them), so reduce --items cannot take their tasks by their name; a later file scoring "
+            "their tasks with them keeps them: ") in said  # leaderboard and its four member groups
+    assert "leaderboard_bbh (24 tasks)" in said and "leaderboard (39 tasks)" in said
+    assert not _in_groups(db)
+    assert _reduce(db, tmp_path / "r", "--benchmark", "leaderboard") != 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("leaderboard is one of lm-eval's group names the store keeps no member list for: a results file keeps a "
+            "group's list when it gives the group with a score of one of its tasks at least") in err

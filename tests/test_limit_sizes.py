@@ -196,7 +196,7 @@ def test_a_copy_of_the_fixture_reads_the_same(tmp_path):
 
 def test_the_limit_note_of_many_tasks_names_eight_and_counts_the_rest():
     """A --limit run of 40 tasks noted every one on one line; eight are named, then how many more."""
-    from harness_ext.adapters.lm_eval import _note_limited
+    from harness_ext.adapters.lm_eval_sizes import _note_limited
 
     class _Src:
         notes: list = []

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import StoreError
-from .dataset_fill import fill_stored, filled, later_keys
+from .dataset_fill import conflict_note, fill_stored, filled, later_keys
 from .batch import _KIND_NAMES, _Cells, _columns, _float_column, _Frame, _int_column, _metadata
 from .rounding import agree
 from .tables import _DATASET_COLUMNS, _PAIR_COLUMNS, AGGREGATE, CONFLICT_TOLERANCE, DATASET, UNKNOWN_SHOTS
@@ -61,6 +61,23 @@ class SourceOutcome:
     reason: str = ""
     #: Cells another file gives with a value that agrees to the decimals the less precise gives (no conflict).
     n_rounded: int = 0
+    #: What the file's notes gain from storing it (an lm-eval group's member list other than the one kept).
+    notes: list = field(default_factory=list)
+
+
+def _note_lists(outcomes: list, lists: list, item_of_row: np.ndarray) -> list:
+    """``outcomes``, each source's with the notes of the member lists it gave that differ from those kept
+    (``lists``: ``(row, group, kept, other, kept too)``; ``item_of_row``: each row's source, from 0), each group and
+    list once."""
+    said: set = set()
+    for row, group, kept, other, stored in lists:
+        if row is None:
+            continue
+        k = int(item_of_row[row])
+        if (k, group, tuple(other)) not in said and outcomes[k].status == "ingested":
+            said.add((k, group, tuple(other)))
+            outcomes[k].notes.append(conflict_note(group, kept, other, stored))
+    return outcomes
 
 
 class _BatchWrites:
@@ -178,7 +195,7 @@ class _BatchWrites:
                     AGGREGATE if rec.aggregate else DATASET, rec.scale,
                 )
             d_ids[code] = did
-        fill = self._later_keys(c, desc_d, d_ids, d_first, new_datasets)
+        fill, lists = self._later_keys(c, desc_d, d_ids, d_first, new_datasets)  # lists: other member lists
         stderr = _float_column(c.stderrs)  # None -> NaN
         n_samples, no_samples = _int_column(c.n_samples)
         value = np.fromiter(c.values, float, n)  # validated floats: no None to look for
@@ -192,20 +209,23 @@ class _BatchWrites:
                            repeat(now), cells.n_kept.tolist()))
         with self.transaction():
             self._append_new(sources, new_models, new_datasets, meta_rows)
-            fill_stored(self.con, fill)
-            outcomes = self._insert_results(frame, items, cells)
+            fill_stored(self.con, fill, lists)
+            outcomes = _note_lists(self._insert_results(frame, items, cells), lists, source_id - first_source)
             if before_commit is not None:
                 before_commit()
         self._remember(new_models, new_datasets, new_primary, list(shas))
         return outcomes
 
-    def _later_keys(self, c, desc_d: np.ndarray, d_ids: np.ndarray, d_first: list, new_datasets: dict) -> dict:
+    def _later_keys(self, c, desc_d: np.ndarray, d_ids: np.ndarray, d_first: list, new_datasets: dict) -> tuple:
         """The :data:`~.dataset_fill.FILLED_KEYS` a batch's later rows give datasets whose first row lacks them: put
         into the new datasets' metadata here, returned ``{dataset_id: {key: value}}`` for the stored ones
-        (:func:`~.dataset_fill.fill_stored` writes them)."""
-        keys = later_keys(c.dmetas, desc_d[c.desc_codes])
+        (:func:`~.dataset_fill.fill_stored` writes them), with the list of ``(row, group, kept, other, kept too)``
+        member lists that differ from those kept (new datasets' filled here, stored ones' by ``fill_stored``)."""
+        lists: list = []
+        keys = later_keys(c.dmetas, desc_d[c.desc_codes],
+                          lambda code: c.descs[d_first[code]].task or c.descs[d_first[code]].dataset)
         if not keys:
-            return {}
+            return {}, lists
         out = {}
         for code, got in keys.items():
             rec = c.descs[d_first[code]]
@@ -214,8 +234,8 @@ class _BatchWrites:
             if new is None:
                 out[int(d_ids[code])] = got
             else:
-                new_datasets[dkey] = (*new[:11], filled(new[11], got), *new[12:])
-        return out
+                new_datasets[dkey] = (*new[:11], filled(new[11], got, rec.task or rec.dataset, lists), *new[12:])
+        return out, lists
 
     def _remember(self, new_models: dict, new_datasets: dict, new_primary: set, shas: list) -> None:
         """Add what a committed write created to the id caches."""

@@ -303,7 +303,7 @@ class _IngestRun:
             replaced = replaced_results(earlier, n) if earlier and outcome.status == "ingested" else None
             self.report.files[idx] = FileReport(str(path), outcome.status, name, n, reason=outcome.reason + stays,
                                                 conflicts=outcome.conflicts, n_rounded=outcome.n_rounded,
-                                                notes=self.notes_of.pop(idx, []), replaced=replaced,
+                                                notes=self.notes_of.pop(idx, []) + outcome.notes, replaced=replaced,
                                                 reread=again and not earlier and outcome.status == "ingested")
             if replaced:
                 self.report.files[idx].notes.append(replaced_note(replaced))

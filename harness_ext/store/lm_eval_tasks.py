@@ -50,6 +50,10 @@ MEMBERS = "members"
 #: row of its own to live in, so each of its members carries it (a member that is itself such a group passes it on to
 #: its own members).
 IN_GROUPS = "in_groups"
+#: Key of the same metadata (a group's row, or a member carrying :data:`IN_GROUPS`) holding the member lists later
+#: files gave a group that differ from the one kept (:data:`MEMBERS` or :data:`IN_GROUPS`): ``{group: [list, ...]}``,
+#: each distinct list once. lm-eval's releases change some groups' members; ``reduce --items`` takes the union.
+OTHER_MEMBERS = "other_member_lists"
 #: The most documents a task's count may give: above it a results file's ``n-samples`` is no task's size (lm-eval's
 #: largest tasks hold hundreds of thousands), and drawing from it would enumerate the documents (80 MB here).
 MAX_DOCUMENTS = 10_000_000

@@ -8,23 +8,21 @@ set -u
 HE=${HE:-harness-ext}; OUT=${1:?OUTDIR}; mkdir -p "$OUT"; HERE=$(cd "$(dirname "$0")" && pwd); cd "$OUT"
 export HARNESS_EXT_NO_PROGRESS=1
 PY=$(dirname "$(command -v "$HE")")/python
+# reduce_group DB LABEL GROUP: `reduce --items 20 --datasets GROUP`, its summary's figures and the written alias
+reduce_group() {
+  echo "== $2--datasets $3"
+  $HE reduce --db "$1" --datasets "$3" --items 20 --out "r_$3" --no-plot 2>&1 | grep -o "^.* items (.*\|^benchmark.*\|Groups named: [^.]*" | cut -c1-400
+  grep -h group_alias "r_$3/harness_ext_reduced.yaml"
+}
 rm -rf data s1.duckdb v4.duckdb r_* o_*; "$PY" "$HERE/../walk41/rebuild_leaderboard_runs.py" data
 $HE ingest --db s1.duckdb data -q
-for g in leaderboard_bbh leaderboard_math_hard leaderboard_gpqa leaderboard_musr; do
-  echo "== --datasets $g"
-  $HE reduce --db s1.duckdb --datasets "$g" --items 20 --out "r_$g" --no-plot 2>&1 | grep -o "^.* items (.*\|^benchmark.*\|Groups named: [^.]*" | cut -c1-400
-  grep -h group_alias "r_$g/harness_ext_reduced.yaml"
-done
+for g in leaderboard_bbh leaderboard_math_hard leaderboard_gpqa leaderboard_musr; do reduce_group s1.duckdb "" "$g"; done
 echo "== --benchmark leaderboard (no score in these files, so no row: its members are not kept)"
 $HE reduce --db s1.duckdb --benchmark leaderboard --items 20 --out r_lb --no-plot 2>&1 | tail -1 | cut -c1-300
 V04=${HARNESS_EXT_SHARED_DATA:-../shared/data}/lm-eval-harness/v04_results_from_pull_refs/results
 if [ -d "$V04" ]; then
   $HE ingest --db v4.duckdb "$V04" -q
-  for g in mmlu mmlu_stem mmlu_humanities glue; do
-    echo "== shared: --datasets $g"
-    $HE reduce --db v4.duckdb --datasets "$g" --items 20 --out "r_$g" --no-plot 2>&1 | grep -o "^.* items (.*\|^benchmark.*\|Groups named: [^.]*" | cut -c1-400
-    grep -h group_alias "r_$g/harness_ext_reduced.yaml"
-  done
+  for g in mmlu mmlu_stem mmlu_humanities glue; do reduce_group v4.duckdb "shared: " "$g"; done
   echo "== shared, the store as the reader before revision 6 left it"
   "$PY" - v4.duckdb <<'PYEOF'
 import json, sys, duckdb

@@ -20,7 +20,7 @@ import pandas as pd
 from ...errors import HarnessExtError
 from ...report import listed, plural
 from ...store.globs import as_globs, is_glob, matches
-from ...store.lm_eval_tasks import IN_GROUPS, MEMBERS
+from ...store.lm_eval_tasks import IN_GROUPS, MEMBERS, OTHER_MEMBERS
 
 #: The harness of the lm-eval adapter's datasets (their metadata's ``harness``).
 LM_EVAL = "lm-evaluation-harness"
@@ -31,40 +31,67 @@ REREAD = ("the store keeps no member list for {what} (its results files were rea
 
 
 def stored_groups(store) -> dict:
-    """``{name: {"benchmark", "dataset", "members"}}`` of the lm-eval groups the store holds (aggregate datasets),
-    under both their task name (``stem``) and their dataset name (``mmlu_redux_generative (stem)``); ``members`` is
-    None where the store keeps none (a store read before, a file without ``group_subtasks``). A group without a row
-    (no score: ``leaderboard``), whose members carry its member list, is there too, with ``scored`` False and
-    ``benchmark`` None."""
+    """``{name: {"benchmark", "dataset", "members", "scored", "n_lists"}}`` of the lm-eval groups the store holds
+    (aggregate datasets), under both their task name (``stem``) and their dataset name (``mmlu_redux_generative
+    (stem)``); ``members`` is None where the store keeps none (a store read before, a file without
+    ``group_subtasks``). A group without a row (no score: ``leaderboard``), whose members carry its member list, is
+    there too, with ``scored`` False and ``benchmark`` None.
+
+    A group whose files list different members (lm-eval's releases change some groups) has the union of its lists,
+    the first file's members first (``n_lists``: how many distinct lists; the later ones are kept beside the first,
+    :data:`~harness_ext.store.lm_eval_tasks.OTHER_MEMBERS`): every task a file counts in the group is taken, and the
+    reduction says so."""
     rows = store.con.execute(
-        f"""SELECT benchmark, name, task, json_extract(metadata, '$.{MEMBERS}') AS members FROM datasets
+        f"""SELECT benchmark, name, task, json_extract(metadata, '$.{MEMBERS}') AS members,
+                   json_extract(metadata, '$.{OTHER_MEMBERS}') AS others FROM datasets
             WHERE kind = 'aggregate' AND json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
             ORDER BY dataset_id""").fetchall()
     out: dict = {}
-    for bench, name, task, members in rows:
-        kept = _member_list(members)
+    for bench, name, task, members, others in rows:
+        kept, n_lists = _union(_member_list(members), _other_lists(others, task or name))
         for key in dict.fromkeys(k for k in (task, name) if k):
             have = out.get(key)
             if have is None or (have["members"] is None and kept is not None):
-                out[key] = {"benchmark": bench, "dataset": name, "members": kept, "scored": True}
-    for group, members in _rowless(store):
+                out[key] = {"benchmark": bench, "dataset": name, "members": kept, "scored": True, "n_lists": n_lists}
+    for group, members, n_lists in _rowless(store):
         if out.get(group) is None or out[group]["members"] is None:
-            out[group] = {"benchmark": None, "dataset": group, "members": members, "scored": False}
+            out[group] = {"benchmark": None, "dataset": group, "members": members, "scored": False,
+                          "n_lists": n_lists}
     return out
 
 
+def _other_lists(text, group) -> list:
+    """The member lists of ``group`` kept beside its first (:data:`OTHER_MEMBERS` as stored), each a list of names."""
+    try:
+        v = json.loads(text) if isinstance(text, str) else text
+    except ValueError:
+        return []
+    lists = v.get(group) if isinstance(v, dict) else None
+    return [m for x in (lists if isinstance(lists, list) else ()) if (m := _member_list(x)) is not None]
+
+
+def _union(first, others: list) -> tuple:
+    """``(members, number of distinct lists)``: ``first`` then each other list's members it lacks."""
+    if first is None:
+        return None, 0
+    lists = [first, *(o for o in others if o != first)]
+    return list(dict.fromkeys(m for x in lists for m in x)), len({tuple(x) for x in lists})
+
+
 def _rowless(store) -> list:
-    """``[(group, members)]`` of the lm-eval groups without a row that the store's datasets are members of
-    (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`: lm-eval gave them no score and their tasks share no metric),
-    each group once, its first dataset's list."""
+    """``[(group, members, number of lists)]`` of the lm-eval groups without a row that the store's datasets are
+    members of (:data:`~harness_ext.store.lm_eval_tasks.IN_GROUPS`: lm-eval gave them no score and their tasks share
+    no metric), each group once: its first dataset's list, with the other lists any of them keeps (:func:`_union`)."""
     rows = store.con.execute(
-        f"""SELECT g FROM (SELECT CAST(json_extract(metadata, '$.{IN_GROUPS}') AS VARCHAR) AS g,
-                                  min(dataset_id) AS first FROM datasets
-                           WHERE json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
-                             AND json_extract(metadata, '$.{IN_GROUPS}') IS NOT NULL GROUP BY g)
+        f"""SELECT g, o FROM (SELECT CAST(json_extract(metadata, '$.{IN_GROUPS}') AS VARCHAR) AS g,
+                                     CAST(json_extract(metadata, '$.{OTHER_MEMBERS}') AS VARCHAR) AS o,
+                                     min(dataset_id) AS first FROM datasets
+                              WHERE json_extract_string(metadata, '$.harness') = '{LM_EVAL}'
+                                AND json_extract(metadata, '$.{IN_GROUPS}') IS NOT NULL GROUP BY g, o)
             ORDER BY first""").fetchall()
     out: dict = {}
-    for (text,) in rows:
+    others: dict = {}
+    for text, other in rows:
         try:
             groups = json.loads(text)
         except ValueError:
@@ -73,7 +100,8 @@ def _rowless(store) -> list:
             kept = _member_list(members)
             if isinstance(g, str) and kept is not None:
                 out.setdefault(g, kept)
-    return list(out.items())
+                others.setdefault(g, []).extend(_other_lists(other, g) + ([kept] if kept != out[g] else []))
+    return [(g, *_union(first, others.get(g, []))) for g, first in out.items()]
 
 
 def _member_list(text):
@@ -165,9 +193,10 @@ ROWLESS_FROM = 7
 
 def rowless_hint(store, names) -> str:
     """What a query that matched nothing is told when a plain name in it is one of lm-eval's group names the store
-    keeps no members for and some lm-eval 0.4 results were read before :data:`ROWLESS_FROM` (``""`` otherwise): such
-    a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
-    members with its tasks."""
+    keeps no members for (``""`` otherwise). When some lm-eval 0.4 results were read before :data:`ROWLESS_FROM`:
+    such a group lm-eval wrote without a score (``leaderboard`` in 0.4.7) has no row, and only later reads keep its
+    members with its tasks. Else no file gave the group with a score of one of its tasks (a group none of whose tasks
+    has one keeps its list nowhere, which its file's notes said)."""
     from ...store.lm_eval_tasks import shipped_group_names
 
     plain = [n for n in names if n and not is_glob(n)]
@@ -180,9 +209,12 @@ def rowless_hint(store, names) -> str:
     old = store.con.execute(
         "SELECT count(*) FROM sources WHERE adapter = 'lm_eval_v04' AND TRY_CAST(reader AS INTEGER) < ?",
         [ROWLESS_FROM]).fetchall()[0][0]
-    if not old:
-        return ""
     one = len(missing) == 1
+    if not old:  # read by today's reader: no file gave the group with a score of one of its tasks
+        return (f". {listed(missing, 3)} {'is one of lm-eval' if one else 'are lm-eval'}'s group names the store keeps "
+                f"no member list for: a results file keeps a group's list when it gives the group with a score of one "
+                f"of its tasks at least (ingest notes a group whose tasks have none, its list kept nowhere); name its "
+                f"tasks instead, or ingest a file that scores them")
     return (f". {listed(missing, 3)} {'is an lm-eval group' if one else 'are lm-eval groups'} the store keeps no "
             f"member list for: a group lm-eval writes without a score (leaderboard in lm-eval 0.4.7) whose tasks share "
             f"no metric has no row, and its members are kept with its tasks only by a later reader than the one "
@@ -202,9 +234,13 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
     leaves, unknown = leaf_tasks(groups, name)
     have = [t for t in leaves if t in tasks]
     out["taken"].append((name, len(leaves)))
-    note = (f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest)" if info["scored"] else
+    note = (f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest" if info["scored"] else
             f"{name}: its {plural(len(leaves), 'task')} (lm-eval group without a score of its own, members kept with "
-            "its tasks at ingest)")
+            "its tasks at ingest")
+    if info.get("n_lists", 1) > 1:  # files of lm-eval releases that list other members
+        note += (f"; the union of the {info['n_lists']} member lists the store's files give it, "
+                 f"{len(info['members'])} direct members in all: a file's group score is over its own list")
+    note += ")"
     if len(have) < len(leaves):
         note += f", {len(have)} of them with scores in the store"
     if unknown:
@@ -353,9 +389,23 @@ def group_text(manifest: dict) -> str:
     if not g or g.get("weighted_by_size"):  # the weighting's own text names it then
         return metric_text(manifest)
     how = {True: "", False: "; its score counts them alike, as does the benchmark's",
-           None: "; no run in the store tells whether lm-eval weights them by size (a run giving the group's score "
-                 "and its tasks' of different sizes), so they count alike"}[g.get("weighted_by_size")]
+           None: untold_text(manifest)}[g.get("weighted_by_size")]
     return f" The tasks are lm-eval's {g['name']} group ({plural(g['n_tasks'], 'task')}){how}.{metric_text(manifest)}"
+
+
+def untold_text(manifest: dict) -> str:
+    """What the summary says when no run in the store tells how lm-eval weights the group's tasks, and what a user can
+    do: a run giving the group's score and its tasks' on different numbers of documents tells; runs of ``--limit N``
+    below every task's size score each on N documents, where the mean by size and the plain mean are one."""
+    tasks = [b for b in (manifest.get("tasks") or {}).values() if isinstance(b, dict)]
+    scored = {n for b in tasks for n in ((b.get("first_documents") or {}).get("documents_scored") or [None])}
+    why = ("a run giving the group's score and its tasks' scores on different numbers of documents; "
+           + (f"the store's runs scored each task on its first {scored.pop():,} documents (lm-eval --limit), where "
+              "the mean by size and the plain mean are one" if len(scored) == 1 and None not in scored else
+              "none does"))
+    return (f"; no run in the store tells whether lm-eval weights them by size (that takes {why}), so they count "
+            "alike. To tell, ingest one run of the group without --limit (any model; its score and its tasks') and "
+            "reduce again; --weighting weights a dataset-level reduction's datasets, not these tasks")
 
 
 def metric_text(manifest: dict) -> str:
