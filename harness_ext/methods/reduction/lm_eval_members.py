@@ -200,6 +200,16 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
         out["notes"].append(f"{name} is an lm-eval group, but " + REREAD.format(what="it"))
         return None
     leaves, unknown = leaf_tasks(groups, name)
+    # A member named as a pattern ('leaderboard_*') is no task lm-eval could have run under that name (its --tasks
+    # expands patterns); taken as a glob it would draw from every task it matches, so it is left out and said.
+    patterns = [t for t in leaves if is_glob(t)]
+    leaves = [t for t in leaves if not is_glob(t)]
+    if not leaves:
+        raise HarnessExtError(
+            f"{name} is an lm-eval group whose member list kept at ingest names no task to draw documents from"
+            + (f" ({plural(len(patterns), 'member')} named as a pattern: {listed(patterns, 3)})" if patterns else "")
+            + (f" ({plural(len(unknown), 'subgroup')} without a member list: {listed(unknown, 3)})" if unknown else "")
+            + "; name its tasks in --datasets")
     have = [t for t in leaves if t in tasks]
     out["taken"].append((name, len(leaves)))
     note = (f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest)" if info["scored"] else
@@ -207,6 +217,9 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
             "its tasks at ingest)")
     if len(have) < len(leaves):
         note += f", {len(have)} of them with scores in the store"
+    if patterns:
+        note += (f"; {plural(len(patterns), 'member')} named as a pattern, not a task, left out ({listed(patterns, 3)}:"
+                 " a results file's group lists the tasks it ran)")
     if unknown:
         note += (f"; {plural(len(unknown), 'subgroup')} without a member list left out ({listed(unknown, 3)}: "
                  + REREAD.format(what="them") + ")")
