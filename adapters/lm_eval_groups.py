@@ -165,17 +165,10 @@ def rowless_groups(out, members: dict) -> tuple:
     if not rowless:
         return [], odd
     carry: dict = {}  # task with a row -> {rowless group: its members}
+    reached = _rows_reached(members, rowed)
     for g in rowless:
-        todo, seen = list(members[g]), {g}
-        while todo:
-            m = todo.pop()
-            if m in seen:
-                continue
-            seen.add(m)
-            if m in rowed:
-                carry.setdefault(m, {})[g] = members[g]
-            elif m in members:  # a group without a row: its members carry it
-                todo.extend(members[m])
+        for m in reached[g]:
+            carry.setdefault(m, {})[g] = members[g]
     if not carry:
         return [], odd
     made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
@@ -189,6 +182,34 @@ def rowless_groups(out, members: dict) -> tuple:
             md_col[i] = made[key]
     out._records = None
     return [g for g in rowless if any(g in c for c in carry.values())], odd
+
+
+def _rows_reached(members: dict, rowed: set) -> dict:
+    """``{group: the members with a row it reaches}`` of each group of ``members`` without a row: its direct members
+    with a row, and those its members without a row reach (a member with a row is not looked into). Each group is
+    worked out once, iteratively: walking every group's subtree again took minutes for a file of thousands of
+    groups nested in a chain. A group reached again while it is being worked out (a cycle) adds nothing."""
+    memo: dict = {}
+    for root in members:
+        if root in rowed or root in memo:
+            continue
+        stack, open_ = [(root, False)], set()
+        while stack:
+            g, done = stack.pop()
+            if g in memo or (not done and g in open_):
+                continue
+            subs = [m for m in members[g] if m not in rowed and m in members]
+            if not done:
+                open_.add(g)
+                stack.append((g, True))
+                stack.extend((m, False) for m in subs if m not in memo and m not in open_)
+                continue
+            got = dict.fromkeys(m for m in members[g] if m in rowed)
+            for m in subs:
+                got.update(dict.fromkeys(memo.get(m, ())))
+            memo[g] = tuple(got)
+            open_.discard(g)
+    return memo
 
 
 def note_members(doc: dict, src, dropped: list) -> None:

@@ -227,6 +227,52 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
     return leaves
 
 
+def _leaf_sets(groups: dict) -> dict:
+    """``{(name, dataset): (frozenset of leaf tasks, whether a subgroup has no member list)}`` of every group of
+    ``groups`` with members, as :func:`leaf_tasks` finds them (a subgroup looked up under its parent first), each
+    subgroup worked out once: :func:`leaf_tasks` per group walks every nested group again, which a results file of
+    thousands of groups nested in a chain made take minutes. Iterative (no recursion limit); a group reached again
+    while it is being worked out (a cycle, which a hand-made store could hold) adds nothing."""
+    def kids(node):
+        reach, _ = node
+        out, leaves, unknown = [], set(), False
+        for m in info_of[node]["members"]:
+            sub = groups.get(f"{reach} ({m})") or groups.get(m)
+            if sub is None:
+                leaves.add(m)
+            elif sub["members"] is None:
+                unknown = True
+            else:
+                info_of.setdefault((m, sub["dataset"]), sub)
+                out.append((m, sub["dataset"]))
+        return out, leaves, unknown
+
+    memo: dict = {}
+    info_of: dict = {}
+    for name, info in groups.items():
+        if info["members"] is None:
+            continue
+        info_of.setdefault((name, info["dataset"]), info)
+        stack, open_ = [((name, info["dataset"]), False)], set()
+        while stack:
+            node, done = stack.pop()
+            if node in memo or (not done and node in open_):
+                continue
+            subs, leaves, unknown = kids(node)
+            if not done:
+                open_.add(node)
+                stack.append((node, True))
+                stack.extend((k, False) for k in subs if k not in memo and k not in open_)
+                continue
+            for k in subs:
+                if k in memo:
+                    leaves |= memo[k][0]
+                    unknown = unknown or memo[k][1]
+            memo[node] = (frozenset(leaves), unknown)
+            open_.discard(node)
+    return memo
+
+
 def member_group(store, tasks) -> dict:
     """The lm-eval group whose leaf tasks are exactly ``tasks`` (lm-eval task names), by the members the store keeps:
     ``{"name", "n_tasks"}`` (and ``"scored": False`` for a group lm-eval gives no score, which has no row), or ``{}``.
@@ -235,12 +281,13 @@ def member_group(store, tasks) -> dict:
     if len(want) < 2:
         return {}
     groups = stored_groups(store)
+    sets = _leaf_sets(groups)
     best = {}
     for name, info in groups.items():
         if info["members"] is None:
             continue
-        leaves, unknown = leaf_tasks(groups, name)
-        if not unknown and set(leaves) == want and (not best or len(info["members"]) > best["n_members"]):
+        leaves, unknown = sets[(name, info["dataset"])]
+        if not unknown and leaves == want and (not best or len(info["members"]) > best["n_members"]):
             best = {"name": name, "n_tasks": len(leaves), "n_members": len(info["members"]),
                     **({} if info["scored"] else {"scored": False})}
     return {k: v for k, v in best.items() if k != "n_members"}
