@@ -172,19 +172,17 @@ def rowless_groups(out, members: dict) -> tuple:
     if not rowless:
         return [], odd, {}
     carry: dict = {}  # task with a row -> {rowless group: its members}
+    reached = _rows_reached(members, rowed)
     for g in rowless:
-        todo, seen = list(members[g]), {g}
-        while todo:
-            m = todo.pop()
-            if m in seen:
-                continue
-            seen.add(m)
-            if m in rowed:
-                carry.setdefault(m, {})[g] = members[g]
-            elif m in members:  # a group without a row: its members carry it
-                todo.extend(members[m])
+        for m in reached[g]:
+            carry.setdefault(m, {})[g] = members[g]
     carried = {g for c in carry.values() for g in c}
-    nowhere = {g: _n_tasks(members, g) for g in rowless if g not in carried}
+    nowhere = [g for g in rowless if g not in carried]
+    if nowhere:  # each such group's number of tasks: the members that are no group it reaches, each worked out once
+        leaves = _rows_reached(members, {m for ms in members.values() for m in ms if m not in members})
+        nowhere = {g: len(leaves.get(g, ())) for g in nowhere}
+    else:
+        nowhere = {}
     if not carry:
         return [], odd, nowhere
     made: dict = {}  # one new metadata dict per (shared dict, task): rows of one task keep sharing theirs
@@ -200,17 +198,6 @@ def rowless_groups(out, members: dict) -> tuple:
     return [g for g in rowless if g in carried], odd, nowhere
 
 
-def _n_tasks(members: dict, group: str) -> int:
-    """How many tasks (members that are no group of ``members``) group ``group`` reaches."""
-    todo, seen, n = list(members[group]), {group}, 0
-    while todo:
-        m = todo.pop()
-        if m not in seen:
-            seen.add(m)
-            n += m not in members
-            todo.extend(members.get(m, ()))
-    return n
-
 
 def note_nowhere(nowhere: dict, src) -> None:
     """Note (``src.note``) the groups without a row whose member lists are kept nowhere (:func:`rowless_groups`)."""
@@ -222,6 +209,34 @@ def note_nowhere(nowhere: dict, src) -> None:
                  f"{'its' if one else 'their'} name; a later file scoring {'its' if one else 'their'} tasks with "
                  f"{'it keeps it' if one else 'them keeps them'}: "
                  + listed((f"{g} ({n} task{'s' * (n != 1)})" for g, n in nowhere.items()), 8))
+
+
+def _rows_reached(members: dict, rowed: set) -> dict:
+    """``{group: the members with a row it reaches}`` of each group of ``members`` without a row: its direct members
+    with a row, and those its members without a row reach (a member with a row is not looked into). Each group is
+    worked out once, iteratively: walking every group's subtree again took minutes for a file of thousands of
+    groups nested in a chain. A group reached again while it is being worked out (a cycle) adds nothing."""
+    memo: dict = {}
+    for root in members:
+        if root in rowed or root in memo:
+            continue
+        stack, open_ = [(root, False)], set()
+        while stack:
+            g, done = stack.pop()
+            if g in memo or (not done and g in open_):
+                continue
+            subs = [m for m in members[g] if m not in rowed and m in members]
+            if not done:
+                open_.add(g)
+                stack.append((g, True))
+                stack.extend((m, False) for m in subs if m not in memo and m not in open_)
+                continue
+            got = dict.fromkeys(m for m in members[g] if m in rowed)
+            for m in subs:
+                got.update(dict.fromkeys(memo.get(m, ())))
+            memo[g] = tuple(got)
+            open_.discard(g)
+    return memo
 
 
 def note_members(doc: dict, src, dropped: list) -> None:

@@ -77,6 +77,8 @@ def stored_settings(manifest: dict, train_X: np.ndarray, est) -> tuple:
     rec = (manifest.get("prediction") or {}).get("completion_settings")
     if rec is None or "settings" not in inspect.signature(est.fit).parameters:
         return None, None
+    if not isinstance(rec, dict):  # a manifest not validated (predict_from_manifest called on a hand-made dict)
+        return None, f"prediction.completion_settings cannot be read (a {type(rec).__name__}, not an object): chosen again"
     params = manifest["prediction"]["predictor"].get("params", {})
     if rec.get("digest") != settings_digest(train_X, params):
         return None, ("the training matrix or the predictor's parameters differ from those reduce chose the "
@@ -89,6 +91,11 @@ def stored_settings(manifest: dict, train_X: np.ndarray, est) -> tuple:
 
 def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+
+
+def _penalty(v) -> bool:
+    """A ridge penalty: finite and not negative (a negative one makes the ridge solve no minimisation)."""
+    return _number(v) and v >= 0
 
 
 def _ranks(v, top: int) -> bool:
@@ -108,11 +115,11 @@ def unreadable(rec, top_rank: int) -> Optional[str]:
     if not isinstance(info, dict) or not _number(info.get("cell_blend")) or not 0 <= info["cell_blend"] <= 1:
         return "its cell blend is not a number from 0 to 1"
     ens = info.get("ensemble")
-    if ens and not (isinstance(ens, dict) and _number(ens.get("lam")) and _ranks(ens.get("ranks"), top_rank)):
+    if ens and not (isinstance(ens, dict) and _penalty(ens.get("lam")) and _ranks(ens.get("ranks"), top_rank)):
         return "its rank ensemble is not a penalty and ranks the matrix allows"
     if cv is not None:
-        if not (isinstance(cv, dict) and _ranks([cv.get("rank")], top_rank) and _number(cv.get("lam"))
-                and isinstance(cv.get("n_folds"), int) and isinstance(cv.get("cv_mse"), list)
+        if not (isinstance(cv, dict) and _ranks([cv.get("rank")], top_rank) and _penalty(cv.get("lam"))
+                and isinstance(cv.get("n_folds"), int) and cv["n_folds"] >= 2 and isinstance(cv.get("cv_mse"), list)
                 and all(isinstance(t, list) and len(t) == 3 and all(map(_number, t)) for t in cv["cv_mse"])):
             return "its rank search is not a rank the matrix allows, a penalty and its grid"
     return None

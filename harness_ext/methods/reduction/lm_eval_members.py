@@ -232,6 +232,16 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
         out["notes"].append(f"{name} is an lm-eval group, but " + REREAD.format(what="it"))
         return None
     leaves, unknown = leaf_tasks(groups, name)
+    # A member named as a pattern ('leaderboard_*') is no task lm-eval could have run under that name (its --tasks
+    # expands patterns); taken as a glob it would draw from every task it matches, so it is left out and said.
+    patterns = [t for t in leaves if is_glob(t)]
+    leaves = [t for t in leaves if not is_glob(t)]
+    if not leaves:
+        raise HarnessExtError(
+            f"{name} is an lm-eval group whose member list kept at ingest names no task to draw documents from"
+            + (f" ({plural(len(patterns), 'member')} named as a pattern: {listed(patterns, 3)})" if patterns else "")
+            + (f" ({plural(len(unknown), 'subgroup')} without a member list: {listed(unknown, 3)})" if unknown else "")
+            + "; name its tasks in --datasets")
     have = [t for t in leaves if t in tasks]
     out["taken"].append((name, len(leaves)))
     note = (f"{name}: its {plural(len(leaves), 'task')} (lm-eval group, members kept at ingest" if info["scored"] else
@@ -243,11 +253,60 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
     note += ")"
     if len(have) < len(leaves):
         note += f", {len(have)} of them with scores in the store"
+    if patterns:
+        note += (f"; {plural(len(patterns), 'member')} named as a pattern, not a task, left out ({listed(patterns, 3)}:"
+                 " a results file's group lists the tasks it ran)")
     if unknown:
         note += (f"; {plural(len(unknown), 'subgroup')} without a member list left out ({listed(unknown, 3)}: "
                  + REREAD.format(what="them") + ")")
     out["notes"].append(note)
     return leaves
+
+
+def _leaf_sets(groups: dict) -> dict:
+    """``{(name, dataset): (frozenset of leaf tasks, whether a subgroup has no member list)}`` of every group of
+    ``groups`` with members, as :func:`leaf_tasks` finds them (a subgroup looked up under its parent first), each
+    subgroup worked out once: :func:`leaf_tasks` per group walks every nested group again, which a results file of
+    thousands of groups nested in a chain made take minutes. Iterative (no recursion limit); a group reached again
+    while it is being worked out (a cycle, which a hand-made store could hold) adds nothing."""
+    def kids(node):
+        reach, _ = node
+        out, leaves, unknown = [], set(), False
+        for m in info_of[node]["members"]:
+            sub = groups.get(f"{reach} ({m})") or groups.get(m)
+            if sub is None:
+                leaves.add(m)
+            elif sub["members"] is None:
+                unknown = True
+            else:
+                info_of.setdefault((m, sub["dataset"]), sub)
+                out.append((m, sub["dataset"]))
+        return out, leaves, unknown
+
+    memo: dict = {}
+    info_of: dict = {}
+    for name, info in groups.items():
+        if info["members"] is None:
+            continue
+        info_of.setdefault((name, info["dataset"]), info)
+        stack, open_ = [((name, info["dataset"]), False)], set()
+        while stack:
+            node, done = stack.pop()
+            if node in memo or (not done and node in open_):
+                continue
+            subs, leaves, unknown = kids(node)
+            if not done:
+                open_.add(node)
+                stack.append((node, True))
+                stack.extend((k, False) for k in subs if k not in memo and k not in open_)
+                continue
+            for k in subs:
+                if k in memo:
+                    leaves |= memo[k][0]
+                    unknown = unknown or memo[k][1]
+            memo[node] = (frozenset(leaves), unknown)
+            open_.discard(node)
+    return memo
 
 
 def member_group(store, tasks) -> dict:
@@ -258,12 +317,13 @@ def member_group(store, tasks) -> dict:
     if len(want) < 2:
         return {}
     groups = stored_groups(store)
+    sets = _leaf_sets(groups)
     best = {}
     for name, info in groups.items():
         if info["members"] is None:
             continue
-        leaves, unknown = leaf_tasks(groups, name)
-        if not unknown and set(leaves) == want and (not best or len(info["members"]) > best["n_members"]):
+        leaves, unknown = sets[(name, info["dataset"])]
+        if not unknown and leaves == want and (not best or len(info["members"]) > best["n_members"]):
             best = {"name": name, "n_tasks": len(leaves), "n_members": len(info["members"]),
                     **({} if info["scored"] else {"scored": False})}
     return {k: v for k, v in best.items() if k != "n_members"}
