@@ -57,9 +57,8 @@ def test_a_group_of_patterns_only_is_one_clear_error(tmp_path, capsys, flag):
 def test_thousands_of_groups_nested_in_a_chain_are_read_and_taken_in_seconds(tmp_path, capsys):
     """20,000 groups without a score, each the one member of the last, the innermost holding MuSR's three tasks: each
     group's members were walked again for every group, at ingest (190 s for one file) and in ``reduce`` (19 s at
-    4,000); each is now worked out once."""
-    import time
-
+    4,000); each is now worked out once (no wall-clock bound here: the times are measured by
+    ``benchmarks/screens/redteam43/groups.py`` with ``RT43_DEPTH``)."""
     from test_item_group_weights import MUSR
 
     chain = [f"n{i}" for i in range(20_000)]
@@ -74,11 +73,9 @@ def test_thousands_of_groups_nested_in_a_chain_are_read_and_taken_in_seconds(tmp
         path.write_text(json.dumps(doc))
         files.append(str(path))
     db = str(tmp_path / "store.duckdb")
-    start = time.monotonic()
     assert main(["ingest", "--db", db, "-q", *files]) == 0
     assert main(["reduce", "--db", db, "--items", "10", "--out", str(tmp_path / "out"), "--no-plot",
                  "--datasets", "leaderboard_musr"]) == 0
-    assert time.monotonic() - start < 90  # a few seconds; minutes before
     m = load_manifest(tmp_path / "out")
     assert sorted(m["tasks"]) == sorted(MUSR) and m["lm_eval_group"]["n_tasks"] == 3
     capsys.readouterr()
