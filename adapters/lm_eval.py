@@ -70,7 +70,7 @@ from harness_ext.types import Adapter, SourceFile
 
 from .lm_eval_groups import (group_members, inline_dataset, inline_groups, note_inline, note_members,  # noqa: F401
                              note_nowhere, own_groups, rowless_groups)  # (own_groups: callers import it from here)
-from .lm_eval_sizes import _count, _note_limited, full_size  # noqa: F401  (full_size: callers import it here)
+from .lm_eval_sizes import _count, _note_limited, full_size
 from .lm_eval_values import PLAIN_NUMBERS, drop_missing
 
 LM_EVAL_BENCHMARK = "lm_eval"

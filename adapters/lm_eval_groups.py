@@ -213,30 +213,14 @@ def note_nowhere(nowhere: dict, src) -> None:
 
 def _rows_reached(members: dict, rowed: set) -> dict:
     """``{group: the members with a row it reaches}`` of each group of ``members`` without a row: its direct members
-    with a row, and those its members without a row reach (a member with a row is not looked into). Each group is
-    worked out once, iteratively: walking every group's subtree again took minutes for a file of thousands of
-    groups nested in a chain. A group reached again while it is being worked out (a cycle) adds nothing."""
-    memo: dict = {}
-    for root in members:
-        if root in rowed or root in memo:
-            continue
-        stack, open_ = [(root, False)], set()
-        while stack:
-            g, done = stack.pop()
-            if g in memo or (not done and g in open_):
-                continue
-            subs = [m for m in members[g] if m not in rowed and m in members]
-            if not done:
-                open_.add(g)
-                stack.append((g, True))
-                stack.extend((m, False) for m in subs if m not in memo and m not in open_)
-                continue
-            got = dict.fromkeys(m for m in members[g] if m in rowed)
-            for m in subs:
-                got.update(dict.fromkeys(memo.get(m, ())))
-            memo[g] = tuple(got)
-            open_.discard(g)
-    return memo
+    with a row, and those its members without a row reach (a member with a row is not looked into); each group worked
+    out once (:func:`~harness_ext.store.lm_eval_tasks.fold_nested`)."""
+    from harness_ext.store.lm_eval_tasks import fold_nested
+
+    def expand(g):
+        return [m for m in members[g] if m not in rowed and m in members], [m for m in members[g] if m in rowed], False
+
+    return {g: items for g, (items, _) in fold_nested((g for g in members if g not in rowed), expand).items()}
 
 
 def note_members(doc: dict, src, dropped: list) -> None:

@@ -73,6 +73,44 @@ _TAG_BLOCK = re.compile(r'^["\']?tag["\']?\s*:\s*\n((?:[ \t]*-[ \t]*[^\n]*\n?)+)
 _TAG_ITEM = re.compile(r'^[ \t]*-[ \t]*["\']?([A-Za-z0-9_.\-]+)["\']?[ \t]*(?:#.*)?$', re.M)
 
 
+def fold_nested(roots: Iterable, expand) -> dict:
+    """``{node: (items, flag)}`` of every node reached from ``roots`` in a graph of nested lm-eval groups.
+
+    ``expand(node)`` gives ``(subnodes, items, flag)``: the node's nested groups to fold in, its own items (tasks, or
+    members with a row) and a flag of its own (a subgroup without a member list). A node's items are its own then
+    its subnodes' (each once, in that order) and its flag is set when any of theirs is. Each node is worked out
+    once, iteratively (no recursion limit): walking every group's subtree again took minutes for a results file of
+    thousands of groups nested in a chain. A node reached again while it is being worked out (a cycle, which a
+    hand-made file or store could hold) adds nothing.
+    """
+    memo: dict = {}
+    expanded: dict = {}
+    for root in roots:
+        if root in memo:
+            continue
+        stack, open_ = [(root, False)], set()
+        while stack:
+            node, done = stack.pop()
+            if node in memo or (not done and node in open_):
+                continue
+            if not done:
+                expanded[node] = expand(node)
+                subs = expanded[node][0]
+                open_.add(node)
+                stack.append((node, True))
+                stack.extend((k, False) for k in subs if k not in memo and k not in open_)
+                continue
+            subs, items, flag = expanded.pop(node)
+            got = dict.fromkeys(items)
+            for k in subs:
+                if k in memo:
+                    got.update(dict.fromkeys(memo[k][0]))
+                    flag = flag or memo[k][1]
+            memo[node] = (tuple(got), flag)
+            open_.discard(node)
+    return memo
+
+
 def clean_config(config: dict, model_args: Optional[dict] = None) -> tuple:
     """``(definition, config_source)`` of one ``configs[task]`` block of an lm-eval results file.
 

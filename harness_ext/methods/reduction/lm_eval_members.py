@@ -266,16 +266,19 @@ def _leaves(groups: dict, name: str, tasks: set, out: dict):
 def _leaf_sets(groups: dict) -> dict:
     """``{(name, dataset): (frozenset of leaf tasks, whether a subgroup has no member list)}`` of every group of
     ``groups`` with members, as :func:`leaf_tasks` finds them (a subgroup looked up under its parent first), each
-    subgroup worked out once: :func:`leaf_tasks` per group walks every nested group again, which a results file of
-    thousands of groups nested in a chain made take minutes. Iterative (no recursion limit); a group reached again
-    while it is being worked out (a cycle, which a hand-made store could hold) adds nothing."""
-    def kids(node):
+    subgroup worked out once (:func:`~harness_ext.store.lm_eval_tasks.fold_nested`): :func:`leaf_tasks` per group walks
+    every nested group again, which a results file of thousands of groups nested in a chain made take minutes."""
+    from ...store.lm_eval_tasks import fold_nested
+
+    info_of: dict = {}
+
+    def expand(node):
         reach, _ = node
-        out, leaves, unknown = [], set(), False
+        out, leaves, unknown = [], [], False
         for m in info_of[node]["members"]:
             sub = groups.get(f"{reach} ({m})") or groups.get(m)
             if sub is None:
-                leaves.add(m)
+                leaves.append(m)
             elif sub["members"] is None:
                 unknown = True
             else:
@@ -283,30 +286,13 @@ def _leaf_sets(groups: dict) -> dict:
                 out.append((m, sub["dataset"]))
         return out, leaves, unknown
 
-    memo: dict = {}
-    info_of: dict = {}
-    for name, info in groups.items():
-        if info["members"] is None:
-            continue
-        info_of.setdefault((name, info["dataset"]), info)
-        stack, open_ = [((name, info["dataset"]), False)], set()
-        while stack:
-            node, done = stack.pop()
-            if node in memo or (not done and node in open_):
-                continue
-            subs, leaves, unknown = kids(node)
-            if not done:
-                open_.add(node)
-                stack.append((node, True))
-                stack.extend((k, False) for k in subs if k not in memo and k not in open_)
-                continue
-            for k in subs:
-                if k in memo:
-                    leaves |= memo[k][0]
-                    unknown = unknown or memo[k][1]
-            memo[node] = (frozenset(leaves), unknown)
-            open_.discard(node)
-    return memo
+    def roots():
+        for name, info in groups.items():
+            if info["members"] is not None:
+                info_of.setdefault((name, info["dataset"]), info)
+                yield name, info["dataset"]
+
+    return {node: (frozenset(leaves), unknown) for node, (leaves, unknown) in fold_nested(roots(), expand).items()}
 
 
 def member_group(store, tasks) -> dict:
